@@ -1,0 +1,57 @@
+"""Evaluation throughput: episodes per second of the batched evaluation (100 episodes of one
+suite in lockstep) against a one-episode-at-a-time loop with the same model, in the same run.
+
+Usage: python bench/eval.py [--size 12] [--data data]. Prints figures, then one JSON line."""
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dtpe import dataset, evaluate, params
+from dtpe.model import DecisionTransformer, ModelConfig
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=12)
+    ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--data", type=Path, default=Path("data"))
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    p = params.load("params.yaml")
+    data = args.data
+    if not (data / "suites" / f"N{args.size}.safetensors").is_file():
+        data = Path(tempfile.mkdtemp()) / "data"
+        dataset.build(p, data)
+    lay, _ = dataset.load_suite(data, args.size)
+    lay = lay.subset(slice(0, args.episodes))
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(p.model, "rope")).eval()
+    k, target, precision = p.model.context, p.evaluate.target_return, p.evaluate.precision
+
+    started = time.perf_counter()
+    batched = evaluate.rollout(model, lay, p.env, k, target, precision)
+    batched_s = time.perf_counter() - started
+    started = time.perf_counter()
+    single = [evaluate.rollout(model, lay.subset([i]), p.env, k, target, precision) for i in range(len(lay))]
+    single_s = time.perf_counter() - started
+    same = np.array_equal(batched["steps"], np.concatenate([s["steps"] for s in single]))
+    ours, peer = len(lay) / batched_s, len(lay) / single_s
+    print(f"{len(lay)} episodes on {args.size}x{args.size}, context {k}, untrained model (episodes run to the cap "
+          f"of {p.env.cap(args.size)} steps when they fail), {args.threads} threads:")
+    print(f"  batched: {batched_s:.2f} s, {ours:.1f} episodes/s")
+    print(f"  one at a time: {single_s:.2f} s, {peer:.2f} episodes/s")
+    print(f"  same episode lengths both ways: {same}")
+    print(json.dumps({"name": "eval_episodes_per_second", "ours": round(ours, 2), "peer": round(peer, 3),
+                      "unit": "episodes/s", "ratio": round(ours / peer, 2)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""dtpe: positional encodings and length generalization in Decision Transformers on Key-Door mazes."""

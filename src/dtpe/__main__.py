@@ -1,0 +1,5 @@
+import sys
+
+from dtpe.cli import main
+
+sys.exit(main())

@@ -1,0 +1,115 @@
+"""The rules of the Key-Door world, once, for every front end (the Gymnasium env, data
+generation, evaluation, the planner), and the batched stepper that applies them to B mazes
+of one size in single numpy calls.
+
+A maze is a static layout (walls, door, key, goal; no agent) plus a state (agent cell,
+holds-key flag). The observation renders the state into the layout: the key leaves the grid
+once picked up, so the grid alone tells whether the agent holds it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+EMPTY, WALL, AGENT, GOAL, KEY, DOOR = range(6)
+N_CODES = 6
+ACTION_NAMES = ("up", "down", "left", "right")
+MOVES = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)  # (row, col) per action
+N_ACTIONS = len(MOVES)
+
+
+@dataclass
+class Layouts:
+    """B layouts of one size. grid (B, N, N) uint8 holds walls, door, key and goal;
+    start, key and goal are (B, 2) int64 (row, col); ids (B,) int64."""
+
+    grid: np.ndarray
+    start: np.ndarray
+    ids: np.ndarray
+
+    def __post_init__(self):
+        self.key = _locate(self.grid, KEY)
+        self.goal = _locate(self.grid, GOAL)
+
+    def __len__(self) -> int:
+        return len(self.grid)
+
+    @property
+    def size(self) -> int:
+        return self.grid.shape[1]
+
+    def subset(self, index) -> "Layouts":
+        return Layouts(self.grid[index], self.start[index], self.ids[index])
+
+
+def _locate(grid: np.ndarray, code: int) -> np.ndarray:
+    """(B, 2) cell of the one `code` in each grid."""
+    flat = (grid.reshape(len(grid), -1) == code).argmax(1)
+    return np.stack(np.divmod(flat, grid.shape[-1]), 1).astype(np.int64)
+
+
+def transition(grid, pos, has_key, action, layout_index=None):
+    """One move for each of B agents: returns (pos, has_key, at_goal).
+
+    A move into the border, a wall or a door without the key leaves the agent in place;
+    entering the key's cell picks the key up. `layout_index` (B,) selects each agent's grid
+    when many states share few layouts (the planner), instead of repeating the grids.
+    """
+    n = grid.shape[-1]
+    which = np.arange(len(pos)) if layout_index is None else layout_index
+    target = pos + MOVES[action]  # (B, 2)
+    inside = ((target >= 0) & (target < n)).all(1)
+    target = np.clip(target, 0, n - 1)
+    cell = grid[which, target[:, 0], target[:, 1]]
+    blocked = ~inside | (cell == WALL) | ((cell == DOOR) & ~has_key)
+    pos = np.where(blocked[:, None], pos, target)
+    cell = np.where(blocked, grid[which, pos[:, 0], pos[:, 1]], cell)
+    return pos, has_key | (cell == KEY), cell == GOAL
+
+
+def render(grid, pos, has_key) -> np.ndarray:
+    """Observations (B, N, N) uint8: the layout, without the key once held, with the agent."""
+    obs = grid.copy()
+    rows = np.arange(len(grid))
+    key_cells = obs == KEY
+    key_cells &= has_key[:, None, None]
+    obs[key_cells] = EMPTY
+    obs[rows, pos[:, 0], pos[:, 1]] = AGENT
+    return obs
+
+
+class BatchedMaze:
+    """B mazes of one size stepped in lockstep. Finished episodes stay frozen (their actions are
+    ignored, their reward is 0) until every episode is done."""
+
+    def __init__(self, layouts: Layouts, cap: int, step_reward: float, goal_reward: float):
+        self.layouts, self.cap = layouts, cap
+        self.step_reward, self.goal_reward = step_reward, goal_reward
+        self.reset()
+
+    def reset(self) -> np.ndarray:
+        b = len(self.layouts)
+        self.pos = self.layouts.start.copy()
+        self.has_key = np.zeros(b, dtype=bool)
+        self.t = np.zeros(b, dtype=np.int64)
+        self.success = np.zeros(b, dtype=bool)
+        self.done = np.zeros(b, dtype=bool)
+        return self.observe()
+
+    def observe(self) -> np.ndarray:
+        return render(self.layouts.grid, self.pos, self.has_key)
+
+    def step(self, actions: np.ndarray):
+        """Returns (obs, reward, terminated, truncated), each over all B mazes."""
+        active = ~self.done
+        pos, has_key, at_goal = transition(self.layouts.grid, self.pos, self.has_key, np.asarray(actions))
+        self.pos = np.where(active[:, None], pos, self.pos)
+        self.has_key = np.where(active, has_key, self.has_key)
+        self.t += active
+        terminated = active & at_goal
+        truncated = active & ~at_goal & (self.t >= self.cap)
+        reward = np.where(active, self.step_reward + self.goal_reward * terminated, 0.0)
+        self.success |= terminated
+        self.done |= terminated | truncated
+        return self.observe(), reward, terminated, truncated

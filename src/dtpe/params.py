@@ -1,0 +1,215 @@
+"""params.yaml: loading, validation (JSON schema, then the cross-field rules a schema cannot say)
+and one typed dataclass per group. Every stage validates the whole file before any work."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+
+class ParamsError(ValueError):
+    """A params file that cannot run; the message names the key and the reason."""
+
+
+@dataclass(frozen=True)
+class Study:
+    encodings: list
+    """names from the encoding registry, one model per encoding per seed"""
+    seeds: list
+    """training seeds"""
+
+
+@dataclass(frozen=True)
+class Env:
+    wall_density: float
+    """chance that a free interior cell becomes a wall"""
+    cap_factor: int
+    """episode cap = cap_factor * N steps"""
+    step_reward: float
+    """reward of every step (a penalty, <= 0)"""
+    goal_reward: float
+    """reward added on reaching the goal"""
+
+    def cap(self, size: int) -> int:
+        return self.cap_factor * size
+
+
+@dataclass(frozen=True)
+class Data:
+    seed: int
+    """seed of the training layouts and episodes"""
+    train_size: int
+    """grid side of the training mazes"""
+    episodes: int
+    """episodes in the training data (all splits)"""
+    optimal_fraction: float
+    """share of episodes from the optimal planner; the rest take detours"""
+    detour_prob: float
+    """sub-optimal episodes: chance per step of a random move instead of the plan"""
+    split: dict
+    """train/val/test fractions, by episode"""
+    suite_sizes: list
+    """grid sides of the evaluation suites"""
+    suite_layouts: int
+    """layouts per evaluation suite"""
+    suite_seed: int
+    """seed of the evaluation suites"""
+
+
+@dataclass(frozen=True)
+class Model:
+    d_model: int
+    n_heads: int
+    n_layers: int
+    ffn_mult: int
+    """FFN hidden = ffn_mult * d_model"""
+    dropout: float
+    context: int
+    """K, the training context in timesteps (3K tokens)"""
+    state_encoder: str
+    """name from the state-encoder registry"""
+    item_dim: int
+    """embedding size of the grid's item codes"""
+    encoder_filters: int
+    """filters of each conv layer of the state encoder"""
+    rtg_scale: float
+    """RTG is divided by this before its projection"""
+
+
+@dataclass(frozen=True)
+class Train:
+    epochs: int
+    batch_size: int
+    lr: float
+    weight_decay: float
+    grad_clip: float
+    val_layouts: int
+    """validation layouts rolled out after every epoch"""
+    val_target_return: float
+    """return-to-go given at the first step of the validation rollouts"""
+    precision: str
+    """bf16 (autocast) or fp32"""
+
+
+@dataclass(frozen=True)
+class Evaluate:
+    target_return: float
+    """return-to-go given to the model at the first step"""
+    batch_size: int
+    """episodes stepped in lockstep"""
+    precision: str
+    """bf16 (autocast) or fp32"""
+    contexts: list
+    """context lengths (timesteps) of the context sweep"""
+
+
+@dataclass(frozen=True)
+class Attention:
+    grid_size: int
+    """suite whose episodes are analysed"""
+    episodes: int
+    shift: int
+    """translation check: positions 0..L against shift..shift+L"""
+
+
+@dataclass(frozen=True)
+class Stats:
+    reference: str
+    """the encoding compared against each other one"""
+    alpha: float
+    """significance level"""
+
+
+@dataclass(frozen=True)
+class Compute:
+    threads: int
+    """torch threads per job"""
+
+
+@dataclass(frozen=True)
+class Params:
+    study: Study
+    env: Env
+    data: Data
+    model: Model
+    train: Train
+    evaluate: Evaluate
+    attention: Attention
+    stats: Stats
+    compute: Compute
+
+
+def schema() -> dict:
+    return yaml.safe_load(resources.files("dtpe").joinpath("params.schema.yaml").read_text())
+
+
+# JSON Schema counts 8.0 as an integer; a YAML float in a count or size would pass validation
+# and fail later, inside a step, far from the key that caused it.
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
+
+
+def _key(path) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def check(raw: dict) -> Params:
+    """Validates a params mapping and returns it typed; raises ParamsError naming the failing key."""
+    if not isinstance(raw, dict):
+        raise ParamsError("params: expected a mapping of groups")
+    errors = sorted(_Validator(schema()).iter_errors(raw), key=lambda e: list(e.path))
+    if errors:
+        raise ParamsError("; ".join(f"params key {_key(e.path)}: {e.message}" for e in errors))
+    p = Params(**{name: group(**raw[name]) for name, group in _GROUPS.items()})
+    _check_semantics(p)
+    return p
+
+
+def _check_semantics(p: Params) -> None:
+    from dtpe.encodings import ENCODINGS
+    from dtpe.state_encoders import STATE_ENCODERS
+
+    total = sum(p.data.split.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-9):
+        raise ParamsError(f"params key data.split: fractions sum to {total}, not 1")
+    for name in p.study.encodings:
+        if name not in ENCODINGS:
+            raise ParamsError(f"params key study.encodings: unknown encoding {name!r}; registered: {sorted(ENCODINGS)}")
+    if p.stats.reference not in p.study.encodings:
+        raise ParamsError(f"params key stats.reference: {p.stats.reference!r} is not in study.encodings")
+    if p.model.state_encoder not in STATE_ENCODERS:
+        raise ParamsError(f"params key model.state_encoder: unknown {p.model.state_encoder!r}; registered: {sorted(STATE_ENCODERS)}")
+    if p.model.d_model % p.model.n_heads or (p.model.d_model // p.model.n_heads) % 2:
+        raise ParamsError(f"params key model.n_heads: d_model {p.model.d_model} must split into {p.model.n_heads} heads of even size")
+    if p.model.d_model % 2:
+        raise ParamsError("params key model.d_model: must be even (sinusoidal encodings pair sin and cos)")
+    split_counts = split_sizes(p.data.episodes, p.data.split)
+    if min(split_counts.values()) < 1:
+        raise ParamsError(f"params key data.episodes: {p.data.episodes} episodes leave a split empty: {split_counts}")
+
+
+def split_sizes(episodes: int, split: dict) -> dict:
+    """Episodes per split; rounding goes to train so the counts add up."""
+    val = round(episodes * split["val"])
+    test = round(episodes * split["test"])
+    return {"train": episodes - val - test, "val": val, "test": test}
+
+
+def load(path: str | Path = "params.yaml") -> Params:
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsError(f"params file {path} does not exist")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ParamsError(f"params file {path} is not valid YAML: {e}") from e
+    return check(raw)
+
+
+_GROUPS = {f.name: globals()[f.type] for f in fields(Params)}

@@ -1,0 +1,28 @@
+"""PROTOCOL §3's encoder: item embedding -> 2 conv (3x3, ReLU) -> global average pool -> linear.
+The pool makes it independent of the grid size."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from dtpe.maze import N_CODES
+from dtpe.state_encoders.base import register
+
+
+@register("cnn")
+class CNNStateEncoder(nn.Module):
+    def __init__(self, d_model: int, item_dim: int, filters: int):
+        super().__init__()
+        self.items = nn.Embedding(N_CODES, item_dim)
+        self.conv = nn.Sequential(
+            nn.Conv2d(item_dim, filters, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(filters, filters, 3, padding=1), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        )
+        self.out = nn.Linear(filters, d_model)
+
+    def forward(self, grids: torch.Tensor) -> torch.Tensor:
+        lead, n = grids.shape[:-2], grids.shape[-1]
+        x = self.items(grids.reshape(-1, n, n).long())  # (S, N, N, item_dim)
+        x = self.conv(x.permute(0, 3, 1, 2))  # (S, filters)
+        return self.out(x).reshape(*lead, -1)

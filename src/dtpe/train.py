@@ -1,0 +1,153 @@
+"""Training (PROTOCOL §4): AdamW at a fixed learning rate, cross-entropy on the action read at
+each state token, gradient clipping; per-epoch metrics and a resumable epoch checkpoint.
+
+Windows are aligned at their first timestep (k = 0) and padded at the end; each epoch takes
+one window of up to K timesteps per episode, starting uniformly at random among the starts
+that keep it inside the episode (an episode no longer than K is one window from its first
+step). A batch is trimmed to its longest window, so no step is spent on padding beyond it.
+The k and t values that carried real tokens are counted (positions.json): on 8x8 most
+episodes are shorter than K, so high k are rare or absent, which is what larger grids test.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from dtpe import atomic, checkpoint, dataset, evaluate
+from dtpe.model import DecisionTransformer, ModelConfig, device
+
+
+def windows(episodes: dict, index: np.ndarray, context: int, rng: np.random.Generator | None, full_padding=False):
+    """Batch of windows, one per episode in `index`; start 0 when rng is None. T is the longest
+    window of the batch, or the context with `full_padding` (the plain reference the fast path
+    is checked against). Returns tensors rtg (B, T), states (B, T, N, N), actions (B, T),
+    timesteps (B, T), valid (B, T)."""
+    off = episodes["offsets"]
+    length = off[index + 1] - off[index]
+    slack = np.maximum(length - context, 0)
+    start = np.zeros_like(slack) if rng is None else (rng.random(len(index)) * (slack + 1)).astype(np.int64)
+    width = np.minimum(length, context)
+    t = context if full_padding else width.max()
+    valid = np.arange(t)[None, :] < width[:, None]  # (B, T)
+    steps = np.where(valid, off[index, None] + start[:, None] + np.arange(t), off[index, None])
+    return {"rtg": torch.from_numpy(episodes["rtg"][steps]),
+            "states": torch.from_numpy(episodes["states"][steps]),
+            "actions": torch.from_numpy(episodes["actions"][steps].astype(np.int64)),
+            "timesteps": torch.from_numpy(episodes["timesteps"][steps].astype(np.int64)),
+            "valid": torch.from_numpy(valid)}
+
+
+def length_buckets(width: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Shuffled batches of episodes of similar window width: a batch is trimmed to its longest
+    window, so grouping by width removes most padding. Widths are sorted within shuffled
+    chunks of 16 batches, and the batches are shuffled again, so every epoch mixes anew."""
+    order = rng.permutation(len(width))
+    batches = []
+    for lo in range(0, len(order), 16 * batch_size):
+        chunk = order[lo:lo + 16 * batch_size]
+        chunk = chunk[np.argsort(width[chunk], kind="stable")]
+        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def batch_loss(model, batch, dev, precision):
+    b = {k: v.to(dev) for k, v in batch.items()}
+    with evaluate.autocast(dev, precision):
+        logits = model(b["rtg"], model.encode_states(b["states"]), b["actions"], b["timesteps"])
+    return F.cross_entropy(logits[b["valid"]].float(), b["actions"][b["valid"]])
+
+
+def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
+    """What a resume checkpoint must match: the run's params and the training data's bytes."""
+    h = hashlib.sha256(json.dumps([asdict(params.model), asdict(params.train), asdict(params.env), encoding, seed],
+                                  sort_keys=True).encode())
+    h.update((Path(data_dir) / "train.safetensors").read_bytes())
+    return h.hexdigest()
+
+
+def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, metrics_dir: Path,
+          resume_dir: Path, threads: int) -> pd.DataFrame:
+    torch.set_num_threads(threads)
+    dev = device()
+    tp, k = params.train, params.model.context
+    train_eps = dataset.load(Path(data_dir) / "train.safetensors")
+    val_eps = dataset.load(Path(data_dir) / "val.safetensors")
+    val_layouts, _ = dataset.load_split_layouts(data_dir, "val")
+    val_layouts = val_layouts.subset(slice(0, tp.val_layouts))
+
+    torch.manual_seed(seed)
+    model = DecisionTransformer(ModelConfig.from_params(params.model, encoding)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay)
+    rng = np.random.default_rng(seed)
+    # Training episodes end by the cap, so t stays below it.
+    k_hist, t_hist = np.zeros(k, np.int64), np.zeros(params.env.cap(params.data.train_size), np.int64)
+    rows, first_epoch = [], 1
+    key, resume_file = run_key(params, encoding, seed, data_dir), Path(resume_dir) / "last.pt"
+    if resume_file.is_file():
+        state = torch.load(resume_file, map_location=dev, weights_only=True)
+        if state["key"] == key:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
+            torch.set_rng_state(state["torch_rng"])
+            rng.bit_generator.state = json.loads(state["numpy_rng"])
+            k_hist, t_hist = state["k_hist"].numpy(), state["t_hist"].numpy()
+            rows, first_epoch = json.loads(state["rows"]), state["epoch"] + 1
+            print(f"resuming {encoding} seed {seed} after epoch {state['epoch']}")
+        else:
+            print(f"ignoring {resume_file}: it belongs to other params or data")
+
+    train_width = np.minimum(np.diff(train_eps["offsets"]), k)
+    val_index = np.arange(len(val_eps["offsets"]) - 1)
+    for epoch in range(first_epoch, tp.epochs + 1):
+        started = time.perf_counter()
+        model.train()
+        losses = []
+        bar = tqdm(length_buckets(train_width, tp.batch_size, rng), desc=f"{encoding} s{seed} epoch {epoch}/{tp.epochs}", leave=False)
+        for index in bar:
+            batch = windows(train_eps, index, k, rng)
+            valid = batch["valid"].numpy()
+            k_hist[: valid.shape[1]] += valid.sum(0)
+            t_hist += np.bincount(batch["timesteps"].numpy()[valid], minlength=len(t_hist))
+            loss = batch_loss(model, batch, dev, tp.precision)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), tp.grad_clip)
+            opt.step()
+            losses.append(loss.item())
+            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        model.eval()
+        with torch.no_grad():
+            val_loss = float(np.mean([batch_loss(model, windows(val_eps, val_index[i:i + tp.batch_size], k, None), dev, tp.precision).item()
+                                      for i in range(0, len(val_index), tp.batch_size)]))
+        result = evaluate.rollout(model, val_layouts, params.env, k, tp.val_target_return, tp.precision)
+        train_loss = float(np.mean(losses))
+        rows.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
+                     "val_success": float(result["success"].mean()), "overfit_gap": val_loss - train_loss,
+                     "seconds": time.perf_counter() - started})
+        print(" ".join(f"{c}={v:.4g}" for c, v in rows[-1].items()), flush=True)
+        with atomic.output(resume_file) as tmp:
+            torch.save({"key": key, "epoch": epoch, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                        "torch_rng": torch.get_rng_state(), "numpy_rng": json.dumps(rng.bit_generator.state),
+                        "k_hist": torch.from_numpy(k_hist), "t_hist": torch.from_numpy(t_hist),
+                        "rows": json.dumps(rows)}, tmp)
+
+    metrics = pd.DataFrame(rows)
+    checkpoint.save(model, model_dir, extra={"encoding": encoding, "seed": seed, "epochs": tp.epochs})
+    with atomic.output(metrics_dir) as tmp:
+        tmp.mkdir()
+        metrics.to_csv(tmp / "metrics.csv", index=False)
+        (tmp / "positions.json").write_text(json.dumps(
+            {"context": k, "k_unit": "timestep", "alignment": "window starts at k=0, padding after the episode end",
+             "k_histogram": k_hist.tolist(), "t_histogram": t_hist.tolist(),
+             "k_max_seen": int(np.flatnonzero(k_hist).max()), "t_max_seen": int(np.flatnonzero(t_hist).max())}, indent=1) + "\n")
+    resume_file.unlink()
+    return metrics

@@ -1,0 +1,39 @@
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dtpe import params
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiny_raw() -> dict:
+    """params.yaml shrunk to seconds: a few hundred episodes, a small model, two epochs."""
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw["study"] = {"encodings": ["learned", "sinusoidal", "rope"], "seeds": [1, 2]}
+    raw["data"].update(episodes=200, suite_sizes=[8, 10], suite_layouts=6)
+    raw["model"].update(d_model=32, n_heads=2, n_layers=2, context=6, item_dim=4, encoder_filters=8)
+    raw["train"].update(epochs=2, batch_size=32, val_layouts=6)
+    raw["evaluate"].update(contexts=[6, 9], batch_size=4)
+    raw["attention"].update(grid_size=10, episodes=3, shift=20)
+    return raw
+
+
+@pytest.fixture
+def tiny_raw_params() -> dict:
+    return copy.deepcopy(tiny_raw())
+
+
+@pytest.fixture(scope="session")
+def tiny_params():
+    return params.check(tiny_raw())
+
+
+@pytest.fixture(scope="session")
+def tiny_data(tmp_path_factory, tiny_params):
+    from dtpe import dataset
+    out = tmp_path_factory.mktemp("data") / "data"
+    dataset.build(tiny_params, out)
+    return out

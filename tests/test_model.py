@@ -1,0 +1,141 @@
+"""The model's mathematics: RoPE's relative property, the causal mask, the shared checks every
+registered encoding passes, and the checkpoint's refusals."""
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from dtpe import checkpoint
+from dtpe.encodings import ENCODINGS, NotApplicable, create
+from dtpe.encodings.rope import apply_rope, rope_angles
+from dtpe.model import DecisionTransformer, ModelConfig
+
+CFG = dict(d_model=32, n_heads=2, n_layers=2, ffn_mult=4, dropout=0.0, context=6,
+           state_encoder="cnn", item_dim=4, encoder_filters=8, rtg_scale=1.0)
+
+
+def make(encoding, **kw):
+    torch.manual_seed(0)
+    return DecisionTransformer(ModelConfig(encoding=encoding, **{**CFG, **kw})).eval()
+
+
+def inputs(b=2, t=5, n=8, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(b, t, generator=g), torch.randint(0, 6, (b, t, n, n), generator=g),
+            torch.randint(0, 4, (b, t), generator=g), torch.arange(t).repeat(b, 1))
+
+
+def test_rope_scores_depend_only_on_offset():
+    torch.manual_seed(0)
+    q, k = torch.randn(1, 1, 1, 32), torch.randn(1, 1, 1, 32)
+
+    def score(m, n):
+        return (apply_rope(q, torch.tensor([m])) * apply_rope(k, torch.tensor([n]))).sum().item()
+
+    for m, n, shift in [(3, 1, 7), (0, 5, 250), (29, 0, 1000), (4000, 3990, -3000)]:
+        assert score(m, n) == pytest.approx(score(m + shift, n + shift), rel=1e-4, abs=1e-4)
+    assert score(3, 1) != pytest.approx(score(3, 2), abs=1e-3)
+
+
+def test_rotate_half_equals_complex_multiplication():
+    torch.manual_seed(0)
+    x, pos = torch.randn(2, 3, 7, 16), torch.arange(7) * 13
+    pairs = torch.complex(x[..., :8], x[..., 8:])  # (x_i, x_{i+d/2}) as one complex number
+    rotated = pairs * torch.polar(torch.ones(7, 8), rope_angles(pos, 16))
+    assert torch.allclose(apply_rope(x, pos), torch.cat([rotated.real, rotated.imag], -1), atol=1e-5)
+
+
+def test_rope_theta_is_the_protocols():
+    angles = rope_angles(torch.tensor([1]), 32)[0]
+    assert torch.allclose(angles, torch.tensor([10000 ** (-2 * i / 32) for i in range(16)]))
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+class TestEveryEncoding:
+    def test_causal_mask_hides_the_future(self, encoding):
+        model = make(encoding)
+        rtg, states, actions, t = inputs()
+        emb = model.encode_states(states)
+        before = model(rtg, emb, actions, t)
+        emb2, rtg2 = emb.clone(), rtg.clone()
+        emb2[:, 3:] = torch.randn_like(emb2[:, 3:])
+        rtg2[:, 3:] += 5
+        after = model(rtg2, emb2, actions, t)
+        assert torch.allclose(before[:, :3], after[:, :3], atol=1e-5)
+        assert not torch.allclose(before[:, 3:], after[:, 3:], atol=1e-3)
+
+    def test_own_action_token_is_not_seen(self, encoding):
+        model = make(encoding)
+        rtg, states, actions, t = inputs()
+        emb = model.encode_states(states)
+        other = (actions + 1) % 4
+        other[:, :-1] = actions[:, :-1]
+        assert torch.allclose(model(rtg, emb, actions, t), model(rtg, emb, other, t), atol=1e-6)
+
+    def test_shapes_grid_sizes_and_attention(self, encoding):
+        model = make(encoding)
+        for n in (5, 8, 20):
+            rtg, states, actions, t = inputs(n=n)
+            logits, weights = model(rtg, model.encode_states(states), actions, t, need_attention=True)
+            assert logits.shape == (2, 5, 4) and weights.shape == (2, 2, 15, 15)
+            assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 15), atol=1e-5)
+            assert torch.all(weights.triu(1) == 0)
+
+    def test_attention_path_equals_fast_path(self, encoding):
+        model = make(encoding)
+        rtg, states, actions, t = inputs()
+        emb = model.encode_states(states)
+        logits, _ = model(rtg, emb, actions, t, need_attention=True)
+        assert torch.allclose(logits, model(rtg, emb, actions, t), atol=1e-5)
+
+    def test_checkpoint_round_trip(self, encoding, tmp_path):
+        model = make(encoding)
+        checkpoint.save(model, tmp_path / "m")
+        loaded = checkpoint.load(tmp_path / "m", model.cfg)
+        rtg, states, actions, t = inputs()
+        assert torch.equal(model(rtg, model.encode_states(states), actions, t),
+                           loaded(rtg, loaded.encode_states(states), actions, t))
+
+
+def test_learned_table_refuses_longer_context():
+    model = make("learned")
+    rtg, states, actions, t = inputs(t=6)
+    model(rtg, model.encode_states(states), actions, t)  # exactly the table's size
+    rtg, states, actions, t = inputs(t=7)
+    with pytest.raises(NotApplicable, match="learned"):
+        model(rtg, model.encode_states(states), actions, t)
+    for name in ("sinusoidal", "rope"):
+        m = make(name)
+        m(rtg, m.encode_states(states), actions, t, k_offset=500)
+
+
+def test_unknown_encoding_lists_registered():
+    with pytest.raises(ValueError, match="registered.*rope"):
+        create("alibi-typo", 32, 2, 6)
+
+
+def test_checkpoint_refusals(tmp_path):
+    model = make("rope")
+    checkpoint.save(model, tmp_path / "m")
+    with pytest.raises(checkpoint.CheckpointError, match="encoding is 'rope', expected 'learned'"):
+        checkpoint.load(tmp_path / "m", dataclasses.replace(model.cfg, encoding="learned"))
+    with pytest.raises(checkpoint.CheckpointError, match="d_model is 32, expected 64"):
+        checkpoint.load(tmp_path / "m", dataclasses.replace(model.cfg, d_model=64))
+    with pytest.raises(checkpoint.CheckpointError, match="missing"):
+        checkpoint.load(tmp_path / "none", model.cfg)
+    weights = tmp_path / "m" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    with pytest.raises(checkpoint.CheckpointError, match="corrupt or truncated"):
+        checkpoint.load(tmp_path / "m", model.cfg)
+    (tmp_path / "m" / "config.json").write_text("{not json")
+    with pytest.raises(checkpoint.CheckpointError, match="unreadable"):
+        checkpoint.load(tmp_path / "m", model.cfg)
+
+
+def test_sinusoidal_timestep_is_bounded_and_distinct():
+    from dtpe.encodings.sinusoidal import sinusoids
+    table = sinusoids(torch.arange(200), 32)
+    assert table.abs().max() <= 1 + 1e-6
+    assert torch.cdist(table, table).add(torch.eye(200) * 10).min() > 1e-3
+    assert table[0, 1] == pytest.approx(math.cos(0))

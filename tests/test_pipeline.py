@@ -1,0 +1,138 @@
+"""End to end with the real tools on a tiny configuration in a temporary copy of the project:
+Snakemake and DVC each build everything; an evaluation-only change reruns evaluation and what
+follows but no training, in both; DVC adopts Snakemake's outputs; and a fresh clone that pulls
+the cached results from a local DVC remote is accepted by Snakemake as complete."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+BIN = Path(sys.executable).parent
+TOOL_ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+            "DVC_NO_ANALYTICS": "1"}
+PROJECT = ["Snakefile", "dvc.yaml", ".dvcignore", ".gitignore", "workflow", "src"]
+
+pytestmark = pytest.mark.slow
+
+
+def run(cwd, *cmd, check=True):
+    done = subprocess.run(cmd, cwd=cwd, env=TOOL_ENV, capture_output=True, text=True)
+    if check and done.returncode:
+        raise AssertionError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+def e2e_params() -> dict:
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw["study"] = {"encodings": ["learned", "rope"], "seeds": [1, 2]}
+    raw["data"].update(episodes=120, suite_sizes=[8, 10], suite_layouts=4)
+    raw["model"].update(d_model=16, n_heads=2, n_layers=1, context=6, item_dim=4, encoder_filters=4)
+    raw["train"].update(epochs=1, batch_size=32, val_layouts=4)
+    raw["evaluate"].update(contexts=[6, 9], batch_size=4)
+    raw["attention"].update(grid_size=10, episodes=2, shift=20)
+    return raw
+
+
+def make_project(path: Path, raw: dict) -> Path:
+    path.mkdir()
+    for name in PROJECT:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, path / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif src.exists():
+            shutil.copy(src, path / name)
+    (path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    run(path, "git", "init", "-q", "-b", "main")
+    run(path, "dvc", "init", "-q")
+    run(path, "dvc", "remote", "add", "-d", "local", str(path.parent / "remote"))
+    run(path, "git", "add", "-A")
+    run(path, "git", "commit", "-q", "-m", "tiny project")
+    return path
+
+
+def set_param(path: Path, group: str, key: str, value) -> None:
+    raw = yaml.safe_load((path / "params.yaml").read_text())
+    raw[group][key] = value
+    (path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+def planned_rules(path: Path) -> set:
+    """Rules `snakemake -n` would run (from its job-stats table)."""
+    out = run(path, "snakemake", "-n", "--cores", "2").stdout
+    if "Nothing to be done" in out:
+        return set()
+    table = out[out.index("Job stats:"):].split("\n\n")[0].splitlines()[3:]
+    return {line.split()[0] for line in table if line.split() and line.split()[0] != "total"}
+
+
+def dvc_ran(output: str) -> set:
+    return {line.split("'")[1].split("@")[0] for line in output.splitlines() if line.startswith("Running stage")}
+
+
+OUTPUTS = ["figures/REPORT.md", "figures/fig3_success_by_grid.png", "results/stats/metrics.json",
+           "results/tables/success_by_grid.md", "results/eval/context/learned_s1.csv", "models/rope_s2/model.safetensors"]
+
+
+def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
+    project = make_project(tmp_path / "project", e2e_params())
+    run(project, "snakemake", "--cores", "2")
+    for out in OUTPUTS:
+        assert (project / out).is_file(), out
+    assert planned_rules(project) == set()
+
+    # DVC adopts what Snakemake built, without recomputing anything.
+    run(project, "dvc", "commit", "-f", "-q")
+    assert json.loads(run(project, "dvc", "status", "--json").stdout) == {}
+
+    set_param(project, "evaluate", "target_return", 0.8)
+    assert planned_rules(project) == {"evaluate", "stats", "tables", "figures", "report", "all"}
+    run(project, "snakemake", "--cores", "2")
+    run(project, "dvc", "commit", "-f", "-q")
+    assert json.loads(run(project, "dvc", "status", "--json").stdout) == {}
+
+    run(project, "git", "add", "-A")
+    run(project, "git", "commit", "-q", "-m", "results")
+    run(project, "dvc", "push", "-q")
+    clone = tmp_path / "clone"
+    run(tmp_path, "git", "clone", "-q", str(project), str(clone))
+    run(clone, "dvc", "pull", "-q")
+    assert (clone / "models/rope_s2/model.safetensors").is_file()
+    run(clone, "bash", "-c", "dvc status -q && snakemake --touch --forceall --cores 1")
+    assert planned_rules(clone) == set()
+    set_param(clone, "evaluate", "target_return", 0.9)
+    assert "train" not in planned_rules(clone) and "evaluate" in planned_rules(clone)
+
+
+def test_dvc_repro_builds_everything_and_reruns_only_evaluation(tmp_path):
+    project = make_project(tmp_path / "project", e2e_params())
+    first = run(project, "dvc", "repro").stdout
+    assert {"data", "train", "evaluate_grid", "evaluate_context", "attention", "stats", "tables", "figures",
+            "report"} <= dvc_ran(first)
+    for out in OUTPUTS:
+        assert (project / out).is_file(), out
+    set_param(project, "evaluate", "target_return", 0.8)
+    again = dvc_ran(run(project, "dvc", "repro").stdout)
+    assert {"evaluate_grid", "evaluate_context", "stats"} <= again
+    assert not again & {"data", "train", "attention"}
+
+
+def test_bad_params_stop_before_any_job(tmp_path):
+    raw = e2e_params()
+    raw["study"]["encodings"] = ["rope", "alibi-typo"]
+    project = make_project(tmp_path / "project", raw)
+    done = run(project, "snakemake", "--cores", "1", check=False)
+    assert done.returncode != 0 and "alibi-typo" in done.stdout + done.stderr
+    assert not (project / "data").exists()
+    raw = e2e_params()
+    raw["train"]["epochs"] = "ten"
+    (project / "params.yaml").write_text(yaml.safe_dump(raw))
+    done = run(project, "snakemake", "--cores", "1", check=False)
+    assert done.returncode != 0 and "epochs" in done.stdout + done.stderr

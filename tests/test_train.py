@@ -1,0 +1,103 @@
+"""Training: windows aligned at k = 0, the recorded positions, resuming, the fast path against
+the plain fp32 fully padded reference, and batched evaluation against one episode at a time."""
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dtpe import checkpoint, dataset, evaluate, train
+from dtpe.model import DecisionTransformer, ModelConfig
+
+
+def test_windows_start_at_k0_and_mask_padding(tiny_data, tiny_params):
+    eps = dataset.load(tiny_data / "train.safetensors")
+    lengths = np.diff(eps["offsets"])
+    index = np.arange(10)
+    win = train.windows(eps, index, 6, None)
+    width = np.minimum(lengths[index], 6)
+    assert win["valid"].shape[1] == width.max()
+    assert (win["valid"].sum(1).numpy() == width).all()
+    assert (win["timesteps"][:, 0] == 0).all()  # start 0 without rng
+    full = train.windows(eps, index, 6, None, full_padding=True)
+    assert full["valid"].shape[1] == 6
+    rng = np.random.default_rng(0)
+    t = train.windows(eps, np.arange(len(lengths)), 6, rng)["timesteps"]
+    assert t.max() > 5  # random starts reach past the first K steps of long episodes
+
+
+def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_params, tmp_path):
+    p = dataclasses.replace(tiny_params, train=dataclasses.replace(tiny_params.train, precision="fp32"))
+    full = train.train(p, "rope", 1, tiny_data, tmp_path / "a", tmp_path / "am", tmp_path / "ar", 1)
+    assert list(full.columns) == ["epoch", "train_loss", "val_loss", "val_success", "overfit_gap", "seconds"]
+    assert np.allclose(full.overfit_gap, full.val_loss - full.train_loss)
+    positions = json.loads((tmp_path / "am" / "positions.json").read_text())
+    assert positions["context"] == 6 and len(positions["k_histogram"]) == 6
+    assert positions["k_histogram"][0] >= positions["k_histogram"][-1]
+    assert not (tmp_path / "ar" / "last.pt").exists()
+
+    # An interrupted run: killed during epoch 2's validation, after epoch 1's checkpoint.
+    resume = tmp_path / "br" / "last.pt"
+    calls = {"n": 0}
+    real_rollout = evaluate.rollout
+
+    def interrupt(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real_rollout(*a, **k)
+
+    evaluate.rollout = interrupt
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train.train(p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1)
+    finally:
+        evaluate.rollout = real_rollout
+    assert resume.exists() and not (tmp_path / "b").exists()
+    resumed = train.train(p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1)
+    a = checkpoint.load(tmp_path / "a").state_dict()
+    b = checkpoint.load(tmp_path / "b").state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    pd.testing.assert_frame_equal(full.drop(columns="seconds"), resumed.drop(columns="seconds"))
+
+
+def test_fast_path_loss_tracks_plain_fp32(tiny_data, tiny_params):
+    eps = dataset.load(tiny_data / "train.safetensors")
+    cfg = ModelConfig.from_params(tiny_params.model, "rope")
+    losses = {}
+    for name, precision, full in (("plain", "fp32", True), ("fast", "bf16", False)):
+        torch.manual_seed(0)
+        model = DecisionTransformer(dataclasses.replace(cfg, dropout=0.0))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        rng = np.random.default_rng(0)
+        losses[name] = []
+        for _ in range(30):
+            loss = train.batch_loss(model, train.windows(eps, rng.integers(0, 100, 32), 6, rng, full), torch.device("cpu"), precision)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses[name].append(loss.item())
+    # bf16 rounds activations to 8 bits of mantissa: the curves must agree to 2 %.
+    assert np.allclose(losses["fast"], losses["plain"], rtol=0.02)
+
+
+def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params):
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "sinusoidal")).eval()
+    lay, _ = dataset.load_suite(tiny_data, 10)
+    batched = evaluate.rollout(model, lay, tiny_params.env, 6, 1.0)
+    single = [evaluate.rollout(model, lay.subset([i]), tiny_params.env, 6, 1.0) for i in range(len(lay))]
+    assert (batched["steps"] == np.concatenate([s["steps"] for s in single])).all()
+    assert (batched["success"] == np.concatenate([s["success"] for s in single])).all()
+    assert (batched["steps"] <= tiny_params.env.cap(10)).all()
+
+
+def test_learned_context_sweep_reports_not_applicable(tiny_data, tiny_params):
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "learned")).eval()
+    rows = evaluate.sweep(model, tiny_params, tiny_data, "learned", 1, tiny_params.evaluate.contexts)
+    na = rows[rows.context == 9]
+    assert not na.applicable.any() and na.success.isna().all()
+    assert rows[rows.context == 6].applicable.all() and rows[rows.context == 6].success.notna().all()

@@ -1,0 +1,46 @@
+rule attention:
+    input:
+        "data",
+        model="models/{encoding}_s{seed}",
+        code=code("cli", "params", "attention", "dataset", "model", "checkpoint", "encodings", "state_encoders", "atomic"),
+    output:
+        "results/attention/{encoding}_s{seed}.json",
+    params:
+        attention=config["attention"],
+        env=config["env"],
+        model=config["model"],
+    log:
+        "logs/attention/{encoding}_s{seed}.log",
+    benchmark:
+        "benchmarks/attention/{encoding}_s{seed}.tsv"
+    threads: THREADS
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    shell:
+        "dtpe attention --params {PARAMS} --encoding {wildcards.encoding} --seed {wildcards.seed} --threads {threads} "
+        "--data data --model models/{wildcards.encoding}_s{wildcards.seed} "
+        "--out results/attention/{wildcards.encoding}_s{wildcards.seed}.json > {log} 2>&1"
+
+
+rule stats:
+    input:
+        grid=expand("results/eval/grid/{model}.csv", model=MODELS),
+        context=expand("results/eval/context/{model}.csv", model=MODELS),
+        metrics=expand("results/train/{model}", model=MODELS),
+        code=code("cli", "params", "stats", "atomic"),
+    output:
+        directory("results/stats"),
+    params:
+        study=config["study"],
+        stats=config["stats"],
+    log:
+        "logs/stats.log",
+    benchmark:
+        "benchmarks/stats.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "dtpe stats --params {PARAMS} --results results --out results/stats > {log} 2>&1"

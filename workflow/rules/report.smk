@@ -1,0 +1,64 @@
+rule tables:
+    input:
+        "results/stats",
+        code=code("cli", "params", "tables", "atomic"),
+    output:
+        directory("results/tables"),
+    params:
+        study=config["study"],
+        stats=config["stats"],
+    log:
+        "logs/tables.log",
+    benchmark:
+        "benchmarks/tables.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "dtpe tables --params {PARAMS} --stats results/stats --out results/tables > {log} 2>&1"
+
+
+rule figures:
+    input:
+        "data",
+        "results/stats",
+        metrics=expand("results/train/{model}", model=MODELS),
+        attention=expand("results/attention/{model}.json", model=MODELS),
+        code=code("cli", "params", "figures", "dataset", "maze"),
+    output:
+        [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
+         for f in FIGURES],
+    params:
+        study=config["study"],
+        suite_sizes=config["data"]["suite_sizes"],
+    log:
+        "logs/figures.log",
+    benchmark:
+        "benchmarks/figures.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "dtpe figures --params {PARAMS} --data data --results results --out figures > {log} 2>&1"
+
+
+rule report:
+    input:
+        PARAMS,
+        "results/tables",
+        FIGURES,
+        attention=expand("results/attention/{model}.json", model=MODELS),
+        code=code("cli", "params", "report"),
+    output:
+        "figures/REPORT.md",
+    log:
+        "logs/report.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "dtpe report --params {PARAMS} --results results --figures figures --benchmarks benchmarks "
+        "--out figures/REPORT.md > {log} 2>&1"
