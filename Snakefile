@@ -21,5 +21,5 @@ rule all:
     input:
         "figures/REPORT.md",
         FIGURES,
-        "results/stats/metrics.json",
+        "results/stats",
     default_target: True

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
+from dvc.dependency.param import ParamsDependency
 from dvc.repo import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,21 +20,24 @@ def normalize(cmd: str) -> str:
 
 
 def snakemake_jobs(root: Path) -> dict:
-    out = subprocess.run([BIN / "snakemake", "--detailed-summary", "--forceall", "--cores", "1"], cwd=root,
+    """Every job of a forced dry run: its shell command, inputs and outputs."""
+    out = subprocess.run([BIN / "snakemake", "-n", "-p", "--forceall", "--cores", "1"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
-    table = pd.read_csv(pd.io.common.StringIO(out[out.index("output_file"):]), sep="\t", dtype=str).fillna("")
     jobs = {}
-    for row in table.itertuples():
-        job = jobs.setdefault(normalize(row.shellcmd), {"outs": set(), "deps": set()})
-        job["outs"].add(row.output_file.rstrip("/"))
-        job["deps"] |= {d.rstrip("/") for d in row._5.split(",") if d}
+    for block in out.split("\nrule ")[1:]:
+        fields = dict(re.findall(r"^    (input|output): (.*)$", block, re.M))
+        shell = re.search(r"^Shell command: (.*)$", block, re.M)
+        if shell and "output" in fields:  # the target rule `all` has neither
+            jobs[normalize(shell.group(1))] = {"outs": set(fields["output"].split(", ")),
+                                                "deps": set(fields.get("input", "").split(", ")) - {""}}
     return jobs
 
 
 def dvc_stages(root: Path) -> dict:
     with Repo(str(root)) as repo:
         return {normalize(s.cmd): {"name": s.addressing, "outs": {o.def_path for o in s.outs},
-                                   "deps": {d.def_path for d in s.deps}} for s in repo.index.stages}
+                                   "deps": {d.def_path for d in s.deps if not isinstance(d, ParamsDependency)}}
+                for s in repo.index.stages}
 
 
 def covers(dep: str, path: str) -> bool:

@@ -8,7 +8,7 @@ steps concatenated, with offsets to cut them apart.
   rtg      (T,) float32      return-to-go: sum of this and all later rewards
   timesteps (T,) int32       t inside the episode, 0..L-1
   offsets  (E+1,) int64      episode e is steps offsets[e]:offsets[e+1]
-  layout_id (E,) int64       index into the layouts arrays below and into the generator's stream
+  layout_id (E,) int64       the layout's index in the generator's output (row e of grid is episode e's layout)
   optimal  (E,) uint8        1 if the episode follows the BFS plan, 0 if it took detours
   success  (E,) uint8        1 if it reached the goal (else truncated at the cap)
   grid, start, optimal_steps: the episodes' layouts, as in a suite file

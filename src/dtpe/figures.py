@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import ListedColormap
+from matplotlib.colors import ListedColormap, PowerNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
@@ -130,13 +130,14 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
         decay_ax.plot(np.arange(len(decay)), decay, color=colours[encoding], label=encoding)
     decay_ax.set(xlabel="token distance (query − key)", ylabel="mean attention weight", title="Distance decay")
     decay_ax.legend()
-    # One colour scale for all maps, so that they compare.
-    vmax = max(maps[e]["heatmap"].max() for e in encodings)
+    # One colour scale for all maps, so that they compare; square-root scaled because the first
+    # queries, with few keys to spread over, would otherwise saturate it.
+    norm = PowerNorm(0.5, vmin=0, vmax=max(maps[e]["heatmap"].max() for e in encodings))
     for ax, encoding in zip(heat_axes, encodings):
-        image = ax.imshow(maps[encoding]["heatmap"], cmap="viridis", vmin=0, vmax=vmax)
+        image = ax.imshow(maps[encoding]["heatmap"], cmap="viridis", norm=norm)
         ax.set(xlabel="key token", ylabel="query token",
                title=f"{encoding} (mean of {maps[encoding]['seeds']} seeds)")
-    fig.colorbar(image, ax=heat_axes, label="attention weight")
+    fig.colorbar(image, ax=heat_axes, label="attention weight (square-root scale)")
     fig.suptitle("Final-layer attention, averaged over heads and episodes")
     return fig
 

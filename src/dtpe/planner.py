@@ -24,16 +24,17 @@ class CostToGo:
         states = b * 2 * n * n
         layout, key, row, col = np.unravel_index(np.arange(states), (b, 2, n, n))
         pos = np.stack([row, col], 1)
-        self.next_state = np.empty((states, N_ACTIONS), dtype=np.int64)
+        # (actions, states): reducing over the short leading axis is several times faster
+        self.next_state = np.empty((N_ACTIONS, states), dtype=np.int64)
         for a in range(N_ACTIONS):
-            npos, nkey, at_goal = transition(layouts.grid, pos, key.astype(bool), np.full(states, a), layout)
-            self.next_state[:, a] = np.ravel_multi_index((layout, nkey, npos[:, 0], npos[:, 1]), (b, 2, n, n))
+            npos, nkey, _ = transition(layouts.grid, pos, key.astype(bool), np.full(states, a), layout)
+            self.next_state[a] = np.ravel_multi_index((layout, nkey, npos[:, 0], npos[:, 1]), (b, 2, n, n))
         goal_state = (row == layouts.goal[layout, 0]) & (col == layouts.goal[layout, 1])
         # Level-synchronous BFS on the reversed graph: a state's distance is one more than its
         # best successor's; it settles after at most (longest shortest path) sweeps.
         dist = np.where(goal_state, 0, UNREACHABLE).astype(np.int64)
         while True:
-            best = dist[self.next_state].min(1)
+            best = dist[self.next_state].min(0)
             relaxed = np.where(goal_state, 0, np.minimum(dist, np.where(best < UNREACHABLE, best + 1, UNREACHABLE)))
             if np.array_equal(relaxed, dist):
                 break
@@ -49,7 +50,7 @@ class CostToGo:
         """The first action (lowest index on ties) whose successor is one step closer."""
         n = self.size
         state = ((layout_index * 2 + has_key.astype(np.int64)) * n + pos[:, 0]) * n + pos[:, 1]
-        return self._flat[self.next_state[state]].argmin(1)
+        return self._flat[self.next_state[:, state]].argmin(0)
 
 
 def plan(layouts: Layouts, index: int = 0) -> list[int]:

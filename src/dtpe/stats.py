@@ -152,25 +152,25 @@ def significant(p: float, alpha: float):
 def tests(grid: pd.DataFrame, reference: str, others: list[str], alpha: float) -> pd.DataFrame:
     """Per grid size, the reference encoding against each other one."""
     grid = grid[grid.applicable]
-    seeds = per_seed_success(grid, ["grid_size", "encoding"]).set_index(["grid_size", "encoding", "seed"]).success_pct
+    seeds = per_seed_success(grid, ["grid_size", "encoding"]).set_index(["grid_size", "encoding", "seed"])
     layouts = grid.groupby(["grid_size", "layout_id", "encoding"], observed=True).success.mean().unstack("encoding")
-    rows = []
-    for size in sorted(grid.grid_size.unique()):
-        paired = layouts.loc[size]
-        for other in others:
-            a, b = seeds.loc[(size, reference)], seeds.loc[(size, other)]
-            pair = paired[[reference, other]].dropna()
-            p_seeds, p_layouts = welch_p(a, b), wilcoxon_p(pair[reference], pair[other])
-            rows.append({"grid_size": size, "reference": reference, "other": other,
-                         "reference_success_pct": a.mean(), "other_success_pct": b.mean(),
-                         "success_diff_pct": a.mean() - b.mean(), "cohens_d": cohens_d(a, b),
-                         "n_seeds_reference": len(a), "n_seeds_other": len(b),
-                         "seed_test": SEED_TEST, "seed_test_p": p_seeds,
-                         "seed_test_significant": significant(p_seeds, alpha),
-                         "layout_test": LAYOUT_TEST, "n_layouts": len(pair), "layout_test_p": p_layouts,
-                         "layout_test_significant": significant(p_layouts, alpha), "alpha": alpha})
-    frame = pd.DataFrame(rows)
-    return frame.astype({"seed_test_significant": "boolean", "layout_test_significant": "boolean"})
+    rows = [{"grid_size": size, "reference": reference, "other": other,
+             **compare(seeds.success_pct.loc[(size, reference)], seeds.success_pct.loc[(size, other)],
+                       layouts.loc[size, [reference, other]].dropna(), alpha)}
+            for size in sorted(grid.grid_size.unique()) for other in others]
+    return pd.DataFrame(rows).astype({"seed_test_significant": "boolean", "layout_test_significant": "boolean"})
+
+
+def compare(reference: pd.Series, other: pd.Series, layouts: pd.DataFrame, alpha: float) -> dict:
+    """Per-seed success % of two encodings, and their per-layout success (columns reference, other)."""
+    p_seeds = welch_p(reference, other)
+    p_layouts = wilcoxon_p(layouts.iloc[:, 0], layouts.iloc[:, 1])
+    return {"reference_success_pct": reference.mean(), "other_success_pct": other.mean(),
+            "success_diff_pct": reference.mean() - other.mean(), "cohens_d": cohens_d(reference, other),
+            "n_seeds_reference": len(reference), "n_seeds_other": len(other),
+            "seed_test": SEED_TEST, "seed_test_p": p_seeds, "seed_test_significant": significant(p_seeds, alpha),
+            "layout_test": LAYOUT_TEST, "n_layouts": len(layouts), "layout_test_p": p_layouts,
+            "layout_test_significant": significant(p_layouts, alpha), "alpha": alpha}
 
 
 def metrics(results: dict) -> dict:

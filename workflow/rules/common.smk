@@ -1,5 +1,8 @@
 # Cross-field checks the schema cannot state (registered encodings, splits summing to 1, ...):
 # a bad params file stops here, before any job starts.
+import glob
+import os
+
 from dtpe.params import check as check_params
 
 check_params(config)

@@ -25,7 +25,7 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "figures", "dataset", "maze"),
+        code=code("cli", "params", "figures", "stats", "dataset", "maze"),
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],
@@ -48,9 +48,9 @@ rule report:
     input:
         PARAMS,
         "results/tables",
-        FIGURES,
+        [f for f in FIGURES if f.endswith(".png")],
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "report"),
+        code=code("cli", "params", "report", "atomic"),
     output:
         "figures/REPORT.md",
     log:

@@ -3,6 +3,6 @@
 A new encoder is one module here decorated with `@register("name")`, named in
 params.yaml's model.state_encoder."""
 from dtpe.state_encoders.base import STATE_ENCODERS, create, register
-from dtpe.state_encoders import cnn  # noqa: F401  (registration)
+from dtpe.state_encoders import cnn, cnn_coord  # noqa: F401  (registration)
 
 __all__ = ["STATE_ENCODERS", "create", "register"]
