@@ -92,7 +92,8 @@ def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
     run(project, "dvc", "commit", "-f", "-q")
     assert json.loads(run(project, "dvc", "status", "--json").stdout) == {}
 
-    set_param(project, "evaluate", "target_return", 0.8)
+    # An evaluation-only change whose results must differ (a new context length).
+    set_param(project, "evaluate", "contexts", [6, 12])
     assert planned_rules(project) == {"evaluate", "stats", "tables", "figures", "report", "all"}
     run(project, "snakemake", "--cores", "2")
     run(project, "dvc", "commit", "-f", "-q")
@@ -118,10 +119,10 @@ def test_dvc_repro_builds_everything_and_reruns_only_evaluation(tmp_path):
             "report"} <= dvc_ran(first)
     for out in OUTPUTS:
         assert (project / out).is_file(), out
-    set_param(project, "evaluate", "target_return", 0.8)
+    set_param(project, "evaluate", "contexts", [6, 12])
     again = dvc_ran(run(project, "dvc", "repro").stdout)
-    assert {"evaluate_grid", "evaluate_context", "stats"} <= again
-    assert not again & {"data", "train", "attention"}
+    assert {"evaluate_context", "stats", "tables", "report"} <= again
+    assert not again & {"data", "train", "attention", "evaluate_grid"}
 
 
 def test_bad_params_stop_before_any_job(tmp_path):
