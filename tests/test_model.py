@@ -10,6 +10,8 @@ from dtpe import checkpoint
 from dtpe.encodings import ENCODINGS, NotApplicable, create
 from dtpe.encodings.rope import apply_rope, rope_angles
 from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe.state_encoders import STATE_ENCODERS
+from dtpe.state_encoders import create as create_state_encoder
 
 CFG = dict(d_model=32, n_heads=2, n_layers=2, ffn_mult=4, dropout=0.0, context=6,
            state_encoder="cnn", item_dim=4, encoder_filters=8, rtg_scale=1.0)
@@ -139,3 +141,18 @@ def test_sinusoidal_timestep_is_bounded_and_distinct():
     assert table.abs().max() <= 1 + 1e-6
     assert torch.cdist(table, table).add(torch.eye(200) * 10).min() > 1e-3
     assert table[0, 1] == pytest.approx(math.cos(0))
+
+
+@pytest.mark.parametrize("name", sorted(STATE_ENCODERS))
+def test_every_state_encoder_takes_any_grid_size(name):
+    torch.manual_seed(0)
+    encoder = create_state_encoder(name, 32, 4, 8)
+    for n in (5, 8, 20, 64):
+        grids = torch.randint(0, 6, (3, 2, n, n))
+        out = encoder(grids)
+        assert out.shape == (3, 2, 32) and torch.isfinite(out).all()
+    moved = torch.zeros(2, 8, 8, dtype=torch.long)
+    moved[0, 1, 1], moved[1, 1, 2] = 2, 2  # the agent one cell apart
+    assert not torch.allclose(*encoder(moved))
+    with pytest.raises(ValueError, match="registered"):
+        create_state_encoder("nope", 32, 4, 8)

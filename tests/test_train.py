@@ -101,3 +101,18 @@ def test_learned_context_sweep_reports_not_applicable(tiny_data, tiny_params):
     na = rows[rows.context == 9]
     assert not na.applicable.any() and na.success.isna().all()
     assert rows[rows.context == 6].applicable.all() and rows[rows.context == 6].success.notna().all()
+
+
+@pytest.mark.parametrize("episodes,batch_size", [(3500, 16), (513, 32), (17, 7), (5000, 64)])
+def test_batches_per_epoch_counts_length_buckets(episodes, batch_size):
+    rng = np.random.default_rng(0)
+    buckets = train.length_buckets(rng.integers(1, 30, episodes), batch_size, rng)
+    assert train.batches_per_epoch(episodes, batch_size) == len(buckets)
+    assert sorted(np.concatenate(buckets)) == list(range(episodes))
+
+
+def test_cosine_schedule_decays_to_zero_and_constant_stays():
+    cosine, constant = train.lr_factor("cosine", 100), train.lr_factor("constant", 100)
+    assert cosine(0) == 1.0 and cosine(50) == pytest.approx(0.5) and cosine(100) == pytest.approx(0.0)
+    assert all(np.diff([cosine(s) for s in range(101)]) <= 0)
+    assert {constant(s) for s in (0, 50, 100)} == {1.0}

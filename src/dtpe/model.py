@@ -88,6 +88,10 @@ class DecisionTransformer(nn.Module):
         self.state_encoder = state_encoders.create(cfg.state_encoder, cfg.d_model, cfg.item_dim, cfg.encoder_filters)
         self.rtg = nn.Linear(1, cfg.d_model)
         self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
+        # Unit-amplitude sinusoids of t (and of k) would drown the small content embeddings
+        # and the model would first have to learn to scale them up: normalizing the content
+        # first keeps content and position on the same scale from the start.
+        self.embed_ln = nn.LayerNorm(cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
@@ -103,7 +107,7 @@ class DecisionTransformer(nn.Module):
         layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
         b, t, d = state_emb.shape
         self.encoding.check(torch.tensor([k_offset + t - 1]))
-        tokens = torch.stack([self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)], 2)  # (B, T, 3, D)
+        tokens = self.embed_ln(torch.stack([self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)], 2))  # (B, T, 3, D)
         tokens = tokens + sinusoids(timesteps, d).to(tokens.dtype)[:, :, None, :]
         x = tokens.reshape(b, TOKENS_PER_STEP * t, d)  # (B, 3T, D)
         positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(TOKENS_PER_STEP)  # (3T,)

@@ -85,6 +85,8 @@ class Train:
     epochs: int
     batch_size: int
     lr: float
+    lr_schedule: str
+    """constant (the protocol's), or cosine: decays to 0 over the run's steps"""
     weight_decay: float
     grad_clip: float
     val_layouts: int

@@ -11,6 +11,7 @@ episodes are shorter than K, so high k are rare or absent, which is what larger 
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 import time
 from dataclasses import asdict
@@ -59,6 +60,19 @@ def length_buckets(width: np.ndarray, batch_size: int, rng: np.random.Generator)
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
+def batches_per_epoch(episodes: int, batch_size: int) -> int:
+    """len(length_buckets(...)) without drawing from the generator."""
+    full, rest = divmod(episodes, 16 * batch_size)
+    return 16 * full + -(-rest // batch_size)
+
+
+def lr_factor(schedule: str, total_steps: int):
+    """Multiplier of the learning rate at each optimizer step."""
+    if schedule == "cosine":
+        return lambda step: 0.5 * (1 + math.cos(math.pi * min(step, total_steps) / total_steps))
+    return lambda step: 1.0
+
+
 def batch_loss(model, batch, dev, precision):
     b = {k: v.to(dev) for k, v in batch.items()}
     with evaluate.autocast(dev, precision):
@@ -88,6 +102,9 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
     model = DecisionTransformer(ModelConfig.from_params(params.model, encoding)).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay)
     rng = np.random.default_rng(seed)
+    train_width = np.minimum(np.diff(train_eps["offsets"]), k)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lr_factor(tp.lr_schedule, tp.epochs * batches_per_epoch(len(train_width), tp.batch_size)))
     # Training episodes end by the cap, so t stays below it.
     k_hist, t_hist = np.zeros(k, np.int64), np.zeros(params.env.cap(params.data.train_size), np.int64)
     rows, first_epoch = [], 1
@@ -97,6 +114,7 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
         if state["key"] == key:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])
+            sched.load_state_dict(state["scheduler"])
             torch.set_rng_state(state["torch_rng"])
             rng.bit_generator.state = json.loads(state["numpy_rng"])
             k_hist, t_hist = state["k_hist"].numpy(), state["t_hist"].numpy()
@@ -105,7 +123,6 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
         else:
             print(f"ignoring {resume_file}: it belongs to other params or data")
 
-    train_width = np.minimum(np.diff(train_eps["offsets"]), k)
     val_index = np.arange(len(val_eps["offsets"]) - 1)
     for epoch in range(first_epoch, tp.epochs + 1):
         started = time.perf_counter()
@@ -122,6 +139,7 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), tp.grad_clip)
             opt.step()
+            sched.step()
             losses.append(loss.item())
             bar.set_postfix(loss=f"{losses[-1]:.3f}")
         model.eval()
@@ -136,6 +154,7 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
         print(" ".join(f"{c}={v:.4g}" for c, v in rows[-1].items()), flush=True)
         with atomic.output(resume_file) as tmp:
             torch.save({"key": key, "epoch": epoch, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                        "scheduler": sched.state_dict(),
                         "torch_rng": torch.get_rng_state(), "numpy_rng": json.dumps(rng.bit_generator.state),
                         "k_hist": torch.from_numpy(k_hist), "t_hist": torch.from_numpy(t_hist),
                         "rows": json.dumps(rows)}, tmp)

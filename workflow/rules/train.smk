@@ -1,8 +1,8 @@
 def model_size():
-    """Width x depth of the model relative to the CPU default's (d_model 128, 3 layers): 1 there,
-    6.7 at the study's scale. A training job asks the cluster for 4 GB (torch, the data, a CUDA
-    context) plus 1 GB per unit, and 15 minutes per unit and 20 epochs (the CPU default trains in
-    about 6 on 2 cores, PROTOCOL §7), at least an hour: ample on a GPU."""
+    """Width x depth of the model relative to PROTOCOL §7's calibration model (d_model 128, 3
+    layers, about 6 minutes for 20 epochs on 2 cores): 0.5 for params.yaml, 6.7 at the study's
+    scale. A training job asks the cluster for 4 GB (torch, the data, a CUDA context) plus 1 GB
+    per unit, and 15 minutes per unit and 20 epochs, at least an hour: ample on a GPU."""
     return config["model"]["d_model"] * config["model"]["n_layers"] / (128 * 3)
 
 
