@@ -70,6 +70,7 @@ def write_inputs(root, seeds=SEEDS) -> dict:
             path = root / "train" / name / "metrics.csv"
             path.parent.mkdir(parents=True)
             metrics(e_index, seed).to_csv(path, index=False)
+            (path.parent / "test.json").write_text(json.dumps({"split": "test", "success": 0.9 + 0.01 * s_index}))
             paths["metrics"].append(path)
             path = root / "attention" / f"{name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -140,6 +141,8 @@ def test_training_final_epoch_from_folder_names(stats_dir):
     assert table.loc["rope", "val_success_pct_mean"] == pytest.approx(100 * np.mean(0.6 + 0.01 * seeds))
     assert table.loc["learned", "train_seconds_mean"] == pytest.approx(6.0)
     assert table.loc["learned", "epoch_mean"] == 3
+    assert table.loc["rope", "test_success_pct_mean"] == pytest.approx(100 * np.mean(0.9 + 0.01 * np.arange(len(SEEDS))))
+    assert table.loc["rope", "test_success_pct_min"] == pytest.approx(90.0)
 
 
 def test_effect_size_and_named_tests_match_scipy(stats_dir):

@@ -36,6 +36,10 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     positions = json.loads((tmp_path / "am" / "positions.json").read_text())
     assert positions["context"] == 6 and len(positions["k_histogram"]) == 6
     assert positions["k_histogram"][0] >= positions["k_histogram"][-1]
+    test = json.loads((tmp_path / "am" / "test.json").read_text())
+    n_test = len(dataset.load_split_layouts(tiny_data, "test")[0])
+    assert test["layouts"] == n_test and test["grid_size"] == 8
+    assert test["success"] * n_test == pytest.approx(round(test["success"] * n_test))  # a share of whole episodes
     assert not (tmp_path / "ar" / "last.pt").exists()
 
     # An interrupted run: killed during epoch 2's validation, after epoch 1's checkpoint.

@@ -55,14 +55,17 @@ def read_episodes(paths) -> pd.DataFrame:
 
 
 def read_metrics(paths) -> pd.DataFrame:
-    """Per-epoch training metrics of every run; encoding and seed come from the run's folder
-    name `{encoding}_s{seed}`, since metrics.csv does not repeat them."""
+    """Per-epoch training metrics of every run, with the final weights' success on the test
+    split (test.json beside metrics.csv) on every row; encoding and seed come from the run's
+    folder name `{encoding}_s{seed}`, since metrics.csv does not repeat them."""
     frames = []
     for path in map(Path, paths):
         run_name = RUN_FOLDER.fullmatch(path.parent.name)
         if run_name is None:
             raise ValueError(f"{path}: its folder must be named {{encoding}}_s{{seed}}")
-        frames.append(pd.read_csv(path).assign(encoding=run_name["encoding"], seed=int(run_name["seed"])))
+        test = json.loads((path.parent / "test.json").read_text())
+        frames.append(pd.read_csv(path).assign(encoding=run_name["encoding"], seed=int(run_name["seed"]),
+                                               test_success=test["success"]))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -81,12 +84,16 @@ def over_seeds(per_seed: pd.DataFrame, keys: list[str], columns: list[str]) -> p
 
 def training(metrics: pd.DataFrame) -> pd.DataFrame:
     """Final-epoch train loss, validation loss, validation success and overfitting gap per
-    encoding, and the training time of a run."""
+    encoding, the final weights' test-split success (also its worst seed), and the training
+    time of a run."""
     final = metrics.sort_values("epoch").groupby(["encoding", "seed"], observed=True).tail(1)
     seconds = metrics.groupby(["encoding", "seed"], observed=True).seconds.sum().rename("train_seconds")
-    per_seed = final.assign(val_success_pct=100 * final.val_success).join(seconds, on=["encoding", "seed"])
-    return over_seeds(per_seed, ["encoding"],
-                      ["epoch", "train_loss", "val_loss", "val_success_pct", "overfit_gap", "train_seconds"])
+    per_seed = final.assign(val_success_pct=100 * final.val_success, test_success_pct=100 * final.test_success
+                            ).join(seconds, on=["encoding", "seed"])
+    summary = over_seeds(per_seed, ["encoding"], ["epoch", "train_loss", "val_loss", "val_success_pct", "overfit_gap",
+                                                  "test_success_pct", "train_seconds"])
+    worst = per_seed.groupby("encoding", observed=True).test_success_pct.min().rename("test_success_pct_min")
+    return summary.join(worst, on="encoding")
 
 
 def per_seed_success(episodes: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -178,6 +185,7 @@ def metrics(results: dict) -> dict:
     flat = {}
     for row in results["training"].itertuples():
         flat[f"val_success_{row.encoding}"] = row.val_success_pct_mean
+        flat[f"test_success_{row.encoding}"] = row.test_success_pct_mean
     for row in results["success_by_grid"].itertuples():
         flat[f"success_{row.encoding}_N{row.grid_size}"] = row.success_pct_mean
     for row in results["context"].itertuples():

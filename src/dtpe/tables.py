@@ -120,10 +120,13 @@ def training(params, stats_dir: Path) -> Table:
         "Val loss": [mean_std(m, s, 3) for m, s in zip(numbers.val_loss_mean, numbers.val_loss_std)],
         "Val success (%)": [mean_std(m, s) for m, s in zip(numbers.val_success_pct_mean, numbers.val_success_pct_std)],
         "Overfit gap": [mean_std(m, s, 3) for m, s in zip(numbers.overfit_gap_mean, numbers.overfit_gap_std)],
+        "Test success (%)": [f"{mean_std(m, s)} (min {low:.1f})" for m, s, low in
+                             zip(numbers.test_success_pct_mean, numbers.test_success_pct_std, numbers.test_success_pct_min)],
     })
     caption = ("Training metrics at the final epoch per encoding, mean ± std over seeds: train and validation loss, "
                "validation success % on validation layouts of the training grid size, overfitting gap (validation minus "
-               "train loss).")
+               "train loss). Test success: the final weights on every layout of the training size's test split, held out "
+               "from training and validation; min: the worst seed.")
     return Table("training", caption, numbers, shown)
 
 

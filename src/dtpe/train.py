@@ -5,6 +5,7 @@ Windows are aligned at their first timestep (k = 0) and padded at the end; each 
 one window of up to K timesteps per episode, starting uniformly at random among the starts
 that keep it inside the episode (an episode no longer than K is one window from its first
 step). A batch is trimmed to its longest window, so no step is spent on padding beyond it.
+After the last epoch the final weights play every layout of the test split once (test.json).
 The k and t values that carried real tokens are counted (positions.json): on 8x8 most
 episodes are shorter than K, so high k are rare or absent, which is what larger grids test.
 """
@@ -160,6 +161,10 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
                         "rows": json.dumps(rows)}, tmp)
 
     metrics = pd.DataFrame(rows)
+    # The test split's layouts are held out from training and model choice alike: the final
+    # weights' in-distribution success, measured once, as the per-epoch validation rollouts are.
+    test_layouts, _ = dataset.load_split_layouts(data_dir, "test")
+    test = evaluate.rollout(model, test_layouts, params.env, k, tp.val_target_return, tp.precision)
     checkpoint.save(model, model_dir, extra={"encoding": encoding, "seed": seed, "epochs": tp.epochs})
     with atomic.output(metrics_dir) as tmp:
         tmp.mkdir()
@@ -168,5 +173,8 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
             {"context": k, "k_unit": "timestep", "alignment": "window starts at k=0, padding after the episode end",
              "k_histogram": k_hist.tolist(), "t_histogram": t_hist.tolist(),
              "k_max_seen": int(np.flatnonzero(k_hist).max()), "t_max_seen": int(np.flatnonzero(t_hist).max())}, indent=1) + "\n")
+        (tmp / "test.json").write_text(json.dumps(
+            {"split": "test", "grid_size": test_layouts.size, "layouts": len(test_layouts),
+             "target_return": tp.val_target_return, "success": float(test["success"].mean())}, indent=1) + "\n")
     resume_file.unlink()
     return metrics
