@@ -128,3 +128,23 @@ def test_one_seed_runs_end_to_end(tmp_path, tiny_params):
     row_8 = next(line for line in (tmp_path / "tables" / "success_by_grid.md").read_text().splitlines()
                  if line.startswith("| 8×8"))
     assert "100.0" in row_8 and "±" not in row_8  # no std from one seed
+
+
+def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
+    import subprocess
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    git("init", "-q")
+    for name in ("src/dtpe/model.py", "params.yaml", "figures/REPORT.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("one\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    head = git("rev-parse", "--short", "HEAD").strip()
+    params = tmp_path / "params.yaml"
+    (tmp_path / "figures/REPORT.md").write_text("rewritten by the pipeline\n")
+    assert report.code_version(params) == head
+    (tmp_path / "src/dtpe/model.py").write_text("two\n")
+    assert report.code_version(params) == f"{head}-dirty"
+    git("checkout", "--", "src")
+    params.write_text("two\n")
+    assert report.code_version(params) == f"{head}-dirty"
