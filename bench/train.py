@@ -1,11 +1,11 @@
 """Training throughput at the study's scale (params-study.yaml), ours against HuggingFace
 transformers' DecisionTransformerModel with matching dimensions, fed the same windows of the 8x8
-training set in the same run; then the fast path's loss against a plain fp32 fully padded run
-of the same model over the first 200 steps (at the CPU default scale, params.yaml, so the check
-finishes in minutes).
+training set in the same run; then the fast path's loss (trimmed windows, bf16 autocast: the
+lossiest option) against a plain fp32 fully padded run of the same model over the first 200
+steps (at the CPU default scale, params.yaml, so the check finishes in minutes).
 
-Usage: python bench/train.py [--batches 12] [--data data] (run `dtpe data` first, or it is built
-into a temporary folder). Prints figures, then one JSON line."""
+Usage: python bench/train.py [--batches 12] [--data data] [--precision bf16] (run `dtpe data`
+first, or it is built into a temporary folder). Prints figures, then one JSON line."""
 from __future__ import annotations
 
 import argparse
@@ -88,6 +88,9 @@ def main():
     ap.add_argument("--check-steps", type=int, default=200)
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--precision", choices=["bf16", "fp32"],
+                    help="ours' precision for the throughput figures (default: params-study.yaml's train.precision); "
+                         "bf16 pays off only on a CPU with native bf16 (AMX, AVX512-BF16) or a GPU")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     default, study = params.load("params.yaml"), params.load("params-study.yaml")
@@ -97,11 +100,12 @@ def main():
         dataset.build(default, data)
     eps = dataset.load(data / "train.safetensors")
     context, bs = study.model.context, study.train.batch_size
+    precision = args.precision or study.train.precision
 
     cfg = ModelConfig.from_params(study.model, "rope")
     items = batches(eps, args.batches, bs, context)
     torch.manual_seed(0)
-    ours = time_steps(ours_step_fn(DecisionTransformer(cfg).train(), eps, context, "bf16", False), items)
+    ours = time_steps(ours_step_fn(DecisionTransformer(cfg).train(), eps, context, precision, False), items)
     torch.manual_seed(0)
     plain = time_steps(ours_step_fn(DecisionTransformer(cfg).train(), eps, context, "fp32", True), items)
     torch.manual_seed(0)
@@ -109,7 +113,7 @@ def main():
     rate = {name: bs / statistics.median(t) for name, t in (("ours", ours), ("plain", plain), ("peer", peer))}
     print(f"study scale (d_model {cfg.d_model}, {cfg.n_layers} layers, context {context}, batch {bs}), "
           f"median of {args.batches} steps, {args.threads} threads:")
-    print(f"  ours (trimmed windows, bf16 autocast): {rate['ours']:.1f} samples/s")
+    print(f"  ours (trimmed windows, {precision}):     {rate['ours']:.1f} samples/s")
     print(f"  ours plain (fp32, padded to context):  {rate['plain']:.1f} samples/s")
     print(f"  HF DecisionTransformerModel (fp32):    {rate['peer']:.1f} samples/s")
     print(f"  ratio ours/peer {rate['ours'] / rate['peer']:.2f}, ours/plain {rate['ours'] / rate['plain']:.2f}")
