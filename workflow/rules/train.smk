@@ -22,6 +22,9 @@ rule train:
     benchmark:
         "benchmarks/train/{encoding}_s{seed}.tsv"
     threads: THREADS
+    # Trainings are the long jobs: started first, evaluations fill the cores they leave, and
+    # the last training does not run alone at the end of the run.
+    priority: 1
     resources:
         mem_mb=lambda wc: 4000 + round(1000 * model_size()),
         runtime=lambda wc: max(60, round(15 * model_size() * config["train"]["epochs"] / 20)),
