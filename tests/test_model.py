@@ -9,7 +9,7 @@ import torch
 from dtpe import checkpoint
 from dtpe.encodings import ENCODINGS, NotApplicable, create
 from dtpe.encodings.rope import apply_rope, rope_angles
-from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe.model import DecisionTransformer, KVCache, ModelConfig
 from dtpe.state_encoders import STATE_ENCODERS
 from dtpe.state_encoders import create as create_state_encoder
 
@@ -90,6 +90,22 @@ class TestEveryEncoding:
         emb = model.encode_states(states)
         logits, _ = model(rtg, emb, actions, t, need_attention=True)
         assert torch.allclose(logits, model(rtg, emb, actions, t), atol=1e-5)
+
+    def test_cached_steps_equal_the_whole_window(self, encoding):
+        """The evaluation's KV cache: step by step, as episodes finish and leave the batch, the
+        next action's logits equal those of the whole window run at once."""
+        model = make(encoding)
+        rtg, states, actions, t = inputs(b=3, t=6)
+        emb = model.encode_states(states)
+        cache = KVCache(len(model.blocks), 3, 3 * 6)
+        for step in range(6):
+            rows = torch.tensor([0, 1, 2] if step < 3 else [0, 2])
+            cache.rows = rows
+            w = slice(0, step + 1)
+            cached = model.next_action(rtg[rows, w], emb[rows, w], actions[rows, w], t[rows, w], cache)
+            whole = model(rtg[rows, w], emb[rows, w], actions[rows, w], t[rows, w])[:, -1]
+            assert torch.allclose(cached, whole, atol=1e-5), step
+        assert cache.tokens == 3 * 6 - 1
 
     def test_checkpoint_round_trip(self, encoding, tmp_path):
         model = make(encoding)

@@ -15,6 +15,7 @@ import torch
 from dtpe import dataset
 from dtpe.encodings import NotApplicable
 from dtpe.maze import BatchedMaze, Layouts
+from dtpe.model import TOKENS_PER_STEP, KVCache
 
 COLUMNS = ["encoding", "seed", "grid_size", "context", "layout_id", "success", "steps", "optimal_steps", "applicable"]
 
@@ -38,18 +39,22 @@ def rollout(model, lay: Layouts, env, context: int, target_return: float, precis
     actions = torch.zeros(b, cap, dtype=torch.long, device=dev)
     timesteps = torch.arange(cap, device=dev)
     current_rtg = torch.full((b,), float(target_return), device=dev)
+    # While the window grows from step 0, every token keeps its k and the cache is exact; once it
+    # slides, each step re-indexes the window from k = 0 and the whole window runs again.
+    cache = KVCache(len(model.blocks), b, TOKENS_PER_STEP * context)
     for t in range(cap):
         active = torch.from_numpy(np.flatnonzero(~maze.done)).to(dev)
         if len(active) == 0:
             break
         lo = max(0, t + 1 - context)
+        cache.rows = active
         with autocast(dev, precision):
             state_emb[active, t] = model.encode_states(torch.from_numpy(obs).to(dev)[active]).float()
             rtg[active, t] = current_rtg[active]
-            logits = model(rtg[active, lo:t + 1], state_emb[active, lo:t + 1], actions[active, lo:t + 1],
-                           timesteps[lo:t + 1].expand(len(active), -1))
+            logits = model.next_action(rtg[active, lo:t + 1], state_emb[active, lo:t + 1], actions[active, lo:t + 1],
+                                       timesteps[lo:t + 1].expand(len(active), -1), cache if lo == 0 else None)
         choice = torch.zeros(b, dtype=torch.long, device=dev)
-        choice[active] = logits[:, -1].argmax(-1)
+        choice[active] = logits.argmax(-1)
         actions[:, t] = choice
         obs, reward, _, _ = maze.step(choice.cpu().numpy())
         current_rtg -= torch.from_numpy(reward.astype(np.float32)).to(dev)

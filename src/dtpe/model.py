@@ -48,11 +48,22 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
 
-    def forward(self, x, positions, encoding, need_weights=False):
+    def forward(self, x, positions, encoding, need_weights=False, cache: "LayerCache | None" = None, last_only=False):
+        """last_only: the output of the last token alone (its query against every key)."""
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)  # (B, H, T, dh) each
         q, k = encoding.rotate(q, k, positions)
-        if need_weights:
+        if cache is not None:
+            k, v = cache.extend(k, v)
+        if last_only:
+            q = q[:, :, -1:]
+        t = q.shape[2]
+        if k.shape[2] > t:
+            # The queries are the last t of the k.shape[2] tokens: each sees the cached ones and itself.
+            causal = torch.ones(t, k.shape[2], dtype=torch.bool, device=x.device).tril(k.shape[2] - t)
+            weights = None
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+        elif need_weights:
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])  # (B, H, T, T)
             causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
             weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
@@ -74,9 +85,9 @@ class Block(nn.Module):
                                  nn.Linear(cfg.ffn_mult * cfg.d_model, cfg.d_model), nn.Dropout(cfg.dropout))
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, positions, encoding, need_weights=False):
-        a, weights = self.attn(self.ln1(x), positions, encoding, need_weights)
-        x = x + self.drop(a)
+    def forward(self, x, positions, encoding, need_weights=False, cache=None, last_only=False):
+        a, weights = self.attn(self.ln1(x), positions, encoding, need_weights, cache, last_only)
+        x = (x[:, -1:] if last_only else x) + self.drop(a)
         return x + self.ffn(self.ln2(x)), weights
 
 
@@ -101,23 +112,74 @@ class DecisionTransformer(nn.Module):
         """(..., N, N) grids -> (..., D); evaluation encodes each state once and keeps it."""
         return self.state_encoder(states)
 
-    def forward(self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False):
-        """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
-        Returns action logits (B, T, 4), read at each state token, and, if asked, the final
-        layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
+    def embed(self, rtg, state_emb, actions, timesteps, k_offset: int = 0):
+        """The window's tokens (B, 3T, D) with their positions k (3T,)."""
         b, t, d = state_emb.shape
         self.encoding.check(torch.tensor([k_offset + t - 1]))
         tokens = self.embed_ln(torch.stack([self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)], 2))  # (B, T, 3, D)
         tokens = tokens + sinusoids(timesteps, d).to(tokens.dtype)[:, :, None, :]
         x = tokens.reshape(b, TOKENS_PER_STEP * t, d)  # (B, 3T, D)
         positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(TOKENS_PER_STEP)  # (3T,)
-        x = self.drop(self.encoding.add_to_input(x, positions))
+        return self.drop(self.encoding.add_to_input(x, positions)), positions
+
+    def forward(self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False):
+        """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
+        Returns action logits (B, T, 4), read at each state token, and, if asked, the final
+        layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
+        x, positions = self.embed(rtg, state_emb, actions, timesteps, k_offset)
         weights = None
         for i, block in enumerate(self.blocks):
             x, weights = block(x, positions, self.encoding, need_attention and i == len(self.blocks) - 1)
         logits = self.head(self.ln_f(x[:, 1::TOKENS_PER_STEP]))  # state tokens, (B, T, 4)
         return (logits, weights) if need_attention else logits
 
+    def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
+        """Logits (B, 4) of the action at the window's last state token, for a window whose k
+        start at 0 (the window's last action is not yet chosen: a placeholder no state token
+        sees). With a cache, only the tokens after the cached ones run through the blocks,
+        which is exact as long as every cached token keeps its k, i.e. while the window grows."""
+        first = 0 if cache is None else cache.tokens // TOKENS_PER_STEP  # first timestep not wholly cached
+        x, positions = self.embed(rtg[:, first:], state_emb[:, first:], actions[:, first:], timesteps[:, first:], first)
+        skip = 0 if cache is None else cache.tokens - TOKENS_PER_STEP * first
+        x, positions = x[:, skip:-1], positions[skip:-1]
+        new_tokens = x.shape[1]
+        # The last layer's other tokens feed no later layer: only their keys and values count.
+        for i, block in enumerate(self.blocks):
+            x, _ = block(x, positions, self.encoding, cache=None if cache is None else cache.layer(i),
+                         last_only=i == len(self.blocks) - 1)
+        if cache is not None:
+            cache.tokens += new_tokens
+        return self.head(self.ln_f(x[:, -1]))
+
+
+class KVCache:
+    """Keys and values of the tokens already run, per layer, for the `rows` of a batch that are
+    still playing: an episode's step then costs its new tokens, not its whole window."""
+
+    def __init__(self, n_layers: int, batch: int, max_tokens: int):
+        self.keys: list[torch.Tensor | None] = [None] * n_layers
+        self.values: list[torch.Tensor | None] = [None] * n_layers
+        self.batch, self.max_tokens, self.tokens = batch, max_tokens, 0
+        self.rows = torch.arange(batch)
+
+    def layer(self, i: int) -> "LayerCache":
+        return LayerCache(self, i)
+
+
+class LayerCache:
+    def __init__(self, cache: KVCache, i: int):
+        self.cache, self.i = cache, i
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor):
+        """Store k, v (rows, H, new, dh) after the cached tokens; return all of them so far."""
+        c, i = self.cache, self.i
+        if c.keys[i] is None:
+            shape = (c.batch, k.shape[1], c.max_tokens, k.shape[3])
+            c.keys[i], c.values[i] = k.new_zeros(shape), v.new_zeros(shape)
+        end = c.tokens + k.shape[2]
+        c.keys[i][c.rows, :, c.tokens:end] = k
+        c.values[i][c.rows, :, c.tokens:end] = v
+        return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
 
 def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
