@@ -106,6 +106,9 @@ class TestEveryEncoding:
             whole = model(rtg[rows, w], emb[rows, w], actions[rows, w], t[rows, w])[:, -1]
             assert torch.allclose(cached, whole, atol=1e-5), step
         assert cache.tokens == 3 * 6 - 1
+        # A sliding window (later timesteps, k from 0 again) runs whole, without a cache.
+        sliding = model.next_action(rtg[:, 2:], emb[:, 2:], actions[:, 2:], t[:, 2:])
+        assert torch.allclose(sliding, model(rtg[:, 2:], emb[:, 2:], actions[:, 2:], t[:, 2:])[:, -1], atol=1e-5)
 
     def test_checkpoint_round_trip(self, encoding, tmp_path):
         model = make(encoding)
