@@ -175,3 +175,15 @@ def test_every_state_encoder_takes_any_grid_size(name):
     assert not torch.allclose(*encoder(moved))
     with pytest.raises(ValueError, match="registered"):
         create_state_encoder("nope", 32, 4, 8)
+
+
+def test_coordinate_encoder_is_a_convolution_over_items_and_coordinates():
+    """cnn_coord runs the coordinates' share of its first convolution once per call: the same
+    as one convolution over the item embedding with the row and column channels appended."""
+    torch.manual_seed(0)
+    encoder = create_state_encoder("cnn_coord", 32, 4, 8)
+    grids = torch.randint(0, 6, (3, 7, 7))
+    axis = torch.linspace(-1, 1, 7)
+    coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij")).expand(3, -1, -1, -1)
+    x = torch.cat([encoder.items(grids).permute(0, 3, 1, 2), coords], 1)
+    assert torch.allclose(encoder(grids), encoder.out(encoder.conv(x)), atol=1e-6)
