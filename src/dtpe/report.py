@@ -85,26 +85,37 @@ def findings(params, tables_dir: Path) -> str:
     success = pd.read_csv(tables_dir / "success_by_grid.csv").set_index("grid_size")
     tests = pd.read_csv(tables_dir / "significance.csv")
     size, seeds = params.data.train_size, len(params.study.seeds)
-    text = [f"Models were trained on {size}×{size} mazes only, {seeds} seed{'s' * (seeds != 1)} per encoding.",
-            leader_sentence(success, params.study.encodings)]
-    text += test_sentences(tests, success.index.max(), params.stats.alpha)
+    largest, grid = success.index.max(), frontier(success, params.study.encodings)
+    text = [f"Models were trained on {size}×{size} mazes only, {seeds} seed{'s' * (seeds != 1)} per encoding."]
+    if grid != largest:
+        text.append(f"Above {grid}×{grid}, up to {largest}×{largest}, no encoding succeeds in any episode.")
+    text.append(leader_sentence(success, grid, grid == largest, params.study.encodings))
+    text += test_sentences(tests, grid, params.stats.alpha)
     return " ".join(text)
 
 
-def leader_sentence(success: pd.DataFrame, encodings: list[str]) -> str:
-    largest = success.index.max()
-    row = success.loc[largest]
+def frontier(success: pd.DataFrame, encodings: list[str]) -> int:
+    """The largest grid size where some encoding succeeds at all (the largest one if none does):
+    where the encodings still differ."""
+    means = success[[f"{e}_mean" for e in encodings]]
+    alive = means.index[(means > 0).any(axis=1)]
+    return alive.max() if len(alive) else success.index.max()
+
+
+def leader_sentence(success: pd.DataFrame, grid: int, is_largest: bool, encodings: list[str]) -> str:
+    row = success.loc[grid]
     best = max(row[f"{e}_mean"] for e in encodings)
     leaders = [e for e in encodings if row[f"{e}_mean"] == best]
-    return (f"At the largest grid ({largest}×{largest}) the highest mean success is reached by "
+    where = f"the largest grid ({grid}×{grid})" if is_largest else f"{grid}×{grid}"
+    return (f"At {where} the highest mean success is reached by "
             f"{' and '.join(leaders)}{' (tied)' if len(leaders) > 1 else ''}: "
             + "; ".join(f"{e} {percent(row[f'{e}_mean'], row[f'{e}_std'])}" for e in encodings) + ".")
 
 
-def test_sentences(tests: pd.DataFrame, largest: int, alpha: float) -> list[str]:
+def test_sentences(tests: pd.DataFrame, grid: int, alpha: float) -> list[str]:
     text = []
-    for t in tests[tests.grid_size == largest].itertuples():
-        text.append(f"{t.reference} − {t.other} at {largest}×{largest}: {t.success_diff_pct:+.1f} percentage points, "
+    for t in tests[tests.grid_size == grid].itertuples():
+        text.append(f"{t.reference} − {t.other} at {grid}×{grid}: {t.success_diff_pct:+.1f} percentage points, "
                     f"Cohen's d {d_text(t.cohens_d)}; Welch t-test over seeds {p_text(t.seed_test_p, alpha)}; "
                     f"Wilcoxon signed-rank over {t.n_layouts} paired layouts {p_text(t.layout_test_p, alpha)}.")
     for (reference, other), rows in tests.groupby(["reference", "other"], sort=False):
