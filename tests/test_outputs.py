@@ -125,10 +125,10 @@ def test_findings_speak_of_the_largest_grid_with_any_success():
     success = pd.DataFrame({"grid_size": [8, 12, 20], "a_mean": [90.0, 10.0, 0.0], "a_std": [1.0, 2.0, 0.0],
                             "b_mean": [80.0, 0.0, 0.0], "b_std": [3.0, 0.0, 0.0]}).set_index("grid_size")
     assert report.frontier(success, ["a", "b"]) == 12
-    assert report.leader_sentence(success, 12, False, ["a", "b"]).startswith("At 12×12 the highest mean success is reached by a:")
+    assert report.leader_sentence(success, 12, ["a", "b"]).startswith("At 12×12 the highest mean success is reached by a:")
     nothing = success.assign(a_mean=0.0, b_mean=0.0)
     assert report.frontier(nothing, ["a", "b"]) == 20
-    assert "by a and b (tied)" in report.leader_sentence(nothing, 20, True, ["a", "b"])
+    assert "by a and b (tied)" in report.leader_sentence(nothing, 20, ["a", "b"])
 
 
 def test_one_seed_runs_end_to_end(tmp_path, tiny_params):

@@ -89,7 +89,7 @@ def findings(params, tables_dir: Path) -> str:
     text = [f"Models were trained on {size}×{size} mazes only, {seeds} seed{'s' * (seeds != 1)} per encoding."]
     if grid != largest:
         text.append(f"Above {grid}×{grid}, up to {largest}×{largest}, no encoding succeeds in any episode.")
-    text.append(leader_sentence(success, grid, grid == largest, params.study.encodings))
+    text.append(leader_sentence(success, grid, params.study.encodings))
     text += test_sentences(tests, grid, params.stats.alpha)
     return " ".join(text)
 
@@ -102,11 +102,11 @@ def frontier(success: pd.DataFrame, encodings: list[str]) -> int:
     return alive.max() if len(alive) else success.index.max()
 
 
-def leader_sentence(success: pd.DataFrame, grid: int, is_largest: bool, encodings: list[str]) -> str:
+def leader_sentence(success: pd.DataFrame, grid: int, encodings: list[str]) -> str:
     row = success.loc[grid]
     best = max(row[f"{e}_mean"] for e in encodings)
     leaders = [e for e in encodings if row[f"{e}_mean"] == best]
-    where = f"the largest grid ({grid}×{grid})" if is_largest else f"{grid}×{grid}"
+    where = f"the largest grid ({grid}×{grid})" if grid == success.index.max() else f"{grid}×{grid}"
     return (f"At {where} the highest mean success is reached by "
             f"{' and '.join(leaders)}{' (tied)' if len(leaders) > 1 else ''}: "
             + "; ".join(f"{e} {percent(row[f'{e}_mean'], row[f'{e}_std'])}" for e in encodings) + ".")
