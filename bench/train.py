@@ -34,16 +34,25 @@ def batches(eps, count, batch_size, context, seed=0):
     out = []
     while len(out) < count:
         out += train.length_buckets(width, batch_size, rng)
-    return [(i, np.random.default_rng(seed + j)) for j, i in enumerate(out[:count])]
+    return [(i, seed + j) for j, i in enumerate(out[:count])]
 
 
-def time_steps(step, items) -> list[float]:
-    step(*items[0])  # warm-up: allocator and kernels
-    times = []
-    for item in items:
-        started = time.perf_counter()
-        step(*item)
-        times.append(time.perf_counter() - started)
+def windows_rng(seed: int) -> np.random.Generator:
+    """A fresh generator per step and run, so that every run draws the same windows."""
+    return np.random.default_rng(seed)
+
+
+def time_steps(steps: dict, items) -> dict[str, list[float]]:
+    """Seconds per step of each run, the runs taking turns batch by batch: a machine whose speed
+    drifts during the bench slows them all alike."""
+    for step in steps.values():
+        step(items[0][0], windows_rng(items[0][1]))  # warm-up: allocator and kernels
+    times = {name: [] for name in steps}
+    for index, seed in items:
+        for name, step in steps.items():
+            started = time.perf_counter()
+            step(index, windows_rng(seed))
+            times[name].append(time.perf_counter() - started)
     return times
 
 
@@ -104,15 +113,16 @@ def main():
 
     cfg = ModelConfig.from_params(study.model, "rope")
     items = batches(eps, args.batches, bs, context)
+    steps = {}
     torch.manual_seed(0)
-    ours = time_steps(ours_step_fn(DecisionTransformer(cfg).train(), eps, context, precision, False), items)
+    steps["ours"] = ours_step_fn(DecisionTransformer(cfg).train(), eps, context, precision, False)
     torch.manual_seed(0)
-    plain = time_steps(ours_step_fn(DecisionTransformer(cfg).train(), eps, context, "fp32", True), items)
+    steps["plain"] = ours_step_fn(DecisionTransformer(cfg).train(), eps, context, "fp32", True)
     torch.manual_seed(0)
-    peer = time_steps(peer_step_fn(cfg, eps, context), items)
-    rate = {name: bs / statistics.median(t) for name, t in (("ours", ours), ("plain", plain), ("peer", peer))}
+    steps["peer"] = peer_step_fn(cfg, eps, context)
+    rate = {name: bs / statistics.median(t) for name, t in time_steps(steps, items).items()}
     print(f"study scale (d_model {cfg.d_model}, {cfg.n_layers} layers, context {context}, batch {bs}), "
-          f"median of {args.batches} steps, {args.threads} threads:")
+          f"median of {args.batches} steps, the runs taking turns, {args.threads} threads:")
     print(f"  ours (trimmed windows, {precision}):     {rate['ours']:.1f} samples/s")
     print(f"  ours plain (fp32, padded to context):  {rate['plain']:.1f} samples/s")
     print(f"  HF DecisionTransformerModel (fp32):    {rate['peer']:.1f} samples/s")
@@ -124,7 +134,7 @@ def main():
     for name, precision, full in (("fast", "bf16", False), ("plain", "fp32", True)):
         torch.manual_seed(0)
         step = ours_step_fn(DecisionTransformer(small).train(), eps, default.model.context, precision, full)
-        losses[name] = np.array([step(*item) for item in check])
+        losses[name] = np.array([step(index, windows_rng(seed)) for index, seed in check])
     rel = np.abs(losses["fast"] - losses["plain"]) / losses["plain"]
     ok = bool(rel.max() <= LOSS_TOLERANCE)
     print(f"loss check, {args.check_steps} steps at the CPU default scale: max relative difference {rel.max():.4f}, "
