@@ -107,7 +107,7 @@ def test_check_disjoint_catches_a_training_layout_in_a_suite(data_dir, small_par
         dataset.check_disjoint(tmp_path, small_params.data.suite_sizes)
 
 
-def test_split_is_70_15_15_by_episode(data_dir, splits):
+def test_split_is_70_15_15_by_episode(data_dir, splits, small_params):
     counts = {name: len(arrays["offsets"]) - 1 for name, arrays in splits.items()}
     assert counts == {"train": 210, "val": 45, "test": 45}
     for name, arrays in splits.items():
@@ -116,7 +116,7 @@ def test_split_is_70_15_15_by_episode(data_dir, splits):
         assert arrays["offsets"][-1] == len(arrays["states"]) == len(arrays["actions"]) == len(arrays["rtg"])
     ids = np.concatenate([arrays["layout_id"] for arrays in splits.values()])
     np.testing.assert_array_equal(np.sort(ids), np.arange(EPISODES))
-    assert sum(int(arrays["optimal"].sum()) for arrays in splits.values()) == round(0.7 * EPISODES)
+    assert sum(int(arrays["optimal"].sum()) for arrays in splits.values()) == round(small_params.data.optimal_fraction * EPISODES)
     summary = json.loads((data_dir / "summary.json").read_text())
     assert {name: s["episodes"] for name, s in summary["splits"].items()} == counts
 

@@ -177,13 +177,22 @@ def test_every_state_encoder_takes_any_grid_size(name):
         create_state_encoder("nope", 32, 4, 8)
 
 
-def test_coordinate_encoder_is_a_convolution_over_items_and_coordinates():
-    """cnn_coord runs the coordinates' share of its first convolution once per call: the same
-    as one convolution over the item embedding with the row and column channels appended."""
+@pytest.mark.parametrize("name", ["cnn", "cnn_coord"])
+def test_encoder_is_a_convolution_over_embedded_items(name):
+    """The encoders run their item embedding and first convolution as one convolution over
+    one-hot codes: the same outputs and parameter gradients as the embedding, then the
+    convolution (cnn_coord: over the embedding with the row and column channels appended)."""
     torch.manual_seed(0)
-    encoder = create_state_encoder("cnn_coord", 32, 4, 8)
+    encoder = create_state_encoder(name, 32, 4, 8)
     grids = torch.randint(0, 6, (3, 7, 7))
-    axis = torch.linspace(-1, 1, 7)
-    coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij")).expand(3, -1, -1, -1)
-    x = torch.cat([encoder.items(grids).permute(0, 3, 1, 2), coords], 1)
-    assert torch.allclose(encoder(grids), encoder.out(encoder.conv(x)), atol=1e-6)
+    x = encoder.items(grids).permute(0, 3, 1, 2)
+    if name == "cnn_coord":
+        axis = torch.linspace(-1, 1, 7)
+        x = torch.cat([x, torch.stack(torch.meshgrid(axis, axis, indexing="ij")).expand(3, -1, -1, -1)], 1)
+    reference = encoder.out(encoder.conv(x))
+    ours = encoder(grids)
+    assert torch.allclose(ours, reference, atol=1e-6)
+    expected = torch.autograd.grad(reference.square().sum(), list(encoder.parameters()))
+    got = torch.autograd.grad(ours.square().sum(), list(encoder.parameters()))
+    for e, g in zip(expected, got):
+        assert torch.allclose(g, e, atol=1e-5)

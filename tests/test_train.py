@@ -87,6 +87,17 @@ def test_fast_path_loss_tracks_plain_fp32(tiny_data, tiny_params):
     assert np.allclose(losses["fast"], losses["plain"], rtol=0.02)
 
 
+def test_validation_loss_is_the_mean_over_every_action(tiny_data, tiny_params):
+    """Batched by length, weighted by each batch's actions: the same as one fully padded batch."""
+    eps = dataset.load(tiny_data / "val.safetensors")
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "learned")).eval()
+    everything = train.windows(eps, np.arange(len(eps["offsets"]) - 1), 6, None, full_padding=True)
+    with torch.no_grad():
+        expected = train.batch_loss(model, everything, torch.device("cpu"), "fp32").item()
+    assert train.validation_loss(model, eps, 6, 3, torch.device("cpu"), "fp32") == pytest.approx(expected, rel=1e-5)
+
+
 def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params):
     torch.manual_seed(0)
     model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "sinusoidal")).eval()

@@ -48,30 +48,32 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
 
-    def forward(self, x, positions, encoding, need_weights=False, cache: "LayerCache | None" = None, last_only=False):
-        """last_only: the output of the last token alone (its query against every key)."""
+    def forward(self, x, positions, encoding, need_weights=False, cache: "LayerCache | None" = None,
+                keep: slice | None = None):
+        """keep: the tokens whose outputs are wanted (all if None); every token still gives its
+        key and value."""
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)  # (B, H, T, dh) each
         q, k = encoding.rotate(q, k, positions)
         if cache is not None:
             k, v = cache.extend(k, v)
-        if last_only:
-            q = q[:, :, -1:]
-        t = q.shape[2]
-        if k.shape[2] > t:
-            # The queries are the last t of the k.shape[2] tokens: each sees the cached ones and itself.
-            causal = torch.ones(t, k.shape[2], dtype=torch.bool, device=x.device).tril(k.shape[2] - t)
-            weights = None
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
-        elif need_weights:
-            scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])  # (B, H, T, T)
-            causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
-            weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
-            out = weights.to(v.dtype) @ v
+        total = k.shape[2]
+        at = torch.arange(total - t, total, device=x.device)  # the queries' places among the keys (cached first)
+        if keep is not None:
+            q, at = q[:, :, keep], at[keep]
+        weights = None
+        dropout = self.dropout if self.training else 0.0
+        if len(at) == total and not need_weights:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
         else:
-            weights = None
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0)
-        return self.proj(out.transpose(1, 2).reshape(b, t, d)), weights
+            causal = at[:, None] >= torch.arange(total, device=x.device)  # (queries, total)
+            if need_weights:
+                scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])  # (B, H, queries, total)
+                weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
+                out = weights.to(v.dtype) @ v
+            else:
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal, dropout_p=dropout)
+        return self.proj(out.transpose(1, 2).reshape(b, len(at), d)), weights
 
 
 class Block(nn.Module):
@@ -85,9 +87,9 @@ class Block(nn.Module):
                                  nn.Linear(cfg.ffn_mult * cfg.d_model, cfg.d_model), nn.Dropout(cfg.dropout))
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, positions, encoding, need_weights=False, cache=None, last_only=False):
-        a, weights = self.attn(self.ln1(x), positions, encoding, need_weights, cache, last_only)
-        x = (x[:, -1:] if last_only else x) + self.drop(a)
+    def forward(self, x, positions, encoding, need_weights=False, cache=None, keep: slice | None = None):
+        a, weights = self.attn(self.ln1(x), positions, encoding, need_weights, cache, keep)
+        x = (x if keep is None else x[:, keep]) + self.drop(a)
         return x + self.ffn(self.ln2(x)), weights
 
 
@@ -127,10 +129,14 @@ class DecisionTransformer(nn.Module):
         Returns action logits (B, T, 4), read at each state token, and, if asked, the final
         layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
         x, positions = self.embed(rtg, state_emb, actions, timesteps, k_offset)
-        weights = None
-        for i, block in enumerate(self.blocks):
-            x, weights = block(x, positions, self.encoding, need_attention and i == len(self.blocks) - 1)
-        logits = self.head(self.ln_f(x[:, 1::TOKENS_PER_STEP]))  # state tokens, (B, T, 4)
+        states = slice(1, None, TOKENS_PER_STEP)
+        *inner, last = self.blocks
+        for block in inner:
+            x, _ = block(x, positions, self.encoding)
+        # The last layer's RTG and action tokens feed no later layer and no logit: it runs the
+        # state tokens' queries alone, unless its whole attention map is asked for.
+        x, weights = last(x, positions, self.encoding, need_attention, keep=None if need_attention else states)
+        logits = self.head(self.ln_f(x[:, states] if need_attention else x))  # state tokens, (B, T, 4)
         return (logits, weights) if need_attention else logits
 
     def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
@@ -146,7 +152,7 @@ class DecisionTransformer(nn.Module):
         # The last layer's other tokens feed no later layer: only their keys and values count.
         for i, block in enumerate(self.blocks):
             x, _ = block(x, positions, self.encoding, cache=None if cache is None else cache.layer(i),
-                         last_only=i == len(self.blocks) - 1)
+                         keep=slice(-1, None) if i == len(self.blocks) - 1 else None)
         if cache is not None:
             cache.tokens += new_tokens
         return self.head(self.ln_f(x[:, -1]))
@@ -167,6 +173,9 @@ class KVCache:
 
 
 class LayerCache:
+    """Layer i's share of a KVCache, handed to that layer's attention. The tensors are made at
+    the first call, where the heads' shape and the dtype (autocast's) are known."""
+
     def __init__(self, cache: KVCache, i: int):
         self.cache, self.i = cache, i
 
@@ -180,6 +189,7 @@ class LayerCache:
         c.keys[i][c.rows, :, c.tokens:end] = k
         c.values[i][c.rows, :, c.tokens:end] = v
         return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
+
 
 def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")

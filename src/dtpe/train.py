@@ -81,6 +81,20 @@ def batch_loss(model, batch, dev, precision):
     return F.cross_entropy(logits[b["valid"]].float(), b["actions"][b["valid"]])
 
 
+@torch.no_grad()
+def validation_loss(model, episodes: dict, context: int, batch_size: int, dev, precision) -> float:
+    """Cross-entropy over every action of the episodes' first windows (start 0). Episodes go in
+    order of length, so a batch carries little padding."""
+    order = np.argsort(np.diff(episodes["offsets"]), kind="stable")
+    total, count = 0.0, 0
+    for i in range(0, len(order), batch_size):
+        batch = windows(episodes, order[i:i + batch_size], context, None)
+        n = int(batch["valid"].sum())
+        total += batch_loss(model, batch, dev, precision).item() * n
+        count += n
+    return total / count
+
+
 def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
     """What a resume checkpoint must match: the run's params and the training data's bytes."""
     h = hashlib.sha256(json.dumps([asdict(params.model), asdict(params.train), asdict(params.env), encoding, seed],
@@ -124,7 +138,6 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
         else:
             print(f"ignoring {resume_file}: it belongs to other params or data")
 
-    val_index = np.arange(len(val_eps["offsets"]) - 1)
     for epoch in range(first_epoch, tp.epochs + 1):
         started = time.perf_counter()
         model.train()
@@ -144,9 +157,7 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
             losses.append(loss.item())
             bar.set_postfix(loss=f"{losses[-1]:.3f}")
         model.eval()
-        with torch.no_grad():
-            val_loss = float(np.mean([batch_loss(model, windows(val_eps, val_index[i:i + tp.batch_size], k, None), dev, tp.precision).item()
-                                      for i in range(0, len(val_index), tp.batch_size)]))
+        val_loss = validation_loss(model, val_eps, k, tp.batch_size, dev, tp.precision)
         result = evaluate.rollout(model, val_layouts, params.env, k, tp.val_target_return, tp.precision)
         train_loss = float(np.mean(losses))
         rows.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,

@@ -1,5 +1,6 @@
 """PROTOCOL §3's encoder: item embedding -> 2 conv (3x3, ReLU) -> global average pool -> linear.
-The pool makes it independent of the grid size."""
+The pool makes it independent of the grid size. The embedding and the first convolution run as
+one (embedded_conv.py)."""
 from __future__ import annotations
 
 import torch
@@ -7,6 +8,7 @@ from torch import nn
 
 from dtpe.maze import N_CODES
 from dtpe.state_encoders.base import register
+from dtpe.state_encoders.embedded_conv import embedded_conv
 
 
 @register("cnn")
@@ -23,6 +25,5 @@ class CNNStateEncoder(nn.Module):
 
     def forward(self, grids: torch.Tensor) -> torch.Tensor:
         lead, n = grids.shape[:-2], grids.shape[-1]
-        x = self.items(grids.reshape(-1, n, n).long())  # (S, N, N, item_dim)
-        x = self.conv(x.permute(0, 3, 1, 2))  # (S, filters)
+        x = self.conv[1:](embedded_conv(grids.reshape(-1, n, n), self.items, self.conv[0]))  # (S, filters)
         return self.out(x).reshape(*lead, -1)

@@ -12,6 +12,7 @@ from torch import nn
 
 from dtpe.maze import N_CODES
 from dtpe.state_encoders.base import register
+from dtpe.state_encoders.embedded_conv import embedded_conv
 
 
 @register("cnn_coord")
@@ -28,8 +29,7 @@ class CoordCNNStateEncoder(nn.Module):
 
     def forward(self, grids: torch.Tensor) -> torch.Tensor:
         lead, n = grids.shape[:-2], grids.shape[-1]
-        x = self.items(grids.reshape(-1, n, n).long()).permute(0, 3, 1, 2)  # (S, item_dim, N, N)
-        axis = torch.linspace(-1, 1, n, device=x.device, dtype=x.dtype)
-        coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij")).expand(len(x), -1, -1, -1)  # (S, 2, N, N)
-        x = self.conv(torch.cat([x, coords], 1))  # (S, filters)
+        axis = torch.linspace(-1, 1, n, device=grids.device)
+        coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij"))  # (2, N, N)
+        x = self.conv[1:](embedded_conv(grids.reshape(-1, n, n), self.items, self.conv[0], coords))  # (S, filters)
         return self.out(x).reshape(*lead, -1)
