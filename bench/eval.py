@@ -1,11 +1,15 @@
 """Evaluation throughput: episodes per second of the batched evaluation (100 episodes of one
-suite in lockstep) against a one-episode-at-a-time loop with the same model, in the same run.
+suite in lockstep) against a one-episode-at-a-time loop with the same model, in the same run;
+the two take turns for a few rounds (medians reported), so a drift of the machine's speed slows
+both alike.
 
-Usage: python bench/eval.py [--size 12] [--data data]. Prints figures, then one JSON line."""
+Usage: python bench/eval.py [--size 12] [--rounds 3] [--data data]. Prints figures, then one
+JSON line."""
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +25,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=12)
     ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     args = ap.parse_args()
@@ -36,16 +41,19 @@ def main():
     model = DecisionTransformer(ModelConfig.from_params(p.model, "rope")).eval()
     k, target, precision = p.model.context, p.evaluate.target_return, p.evaluate.precision
 
-    started = time.perf_counter()
-    batched = evaluate.rollout(model, lay, p.env, k, target, precision)
-    batched_s = time.perf_counter() - started
-    started = time.perf_counter()
-    single = [evaluate.rollout(model, lay.subset([i]), p.env, k, target, precision) for i in range(len(lay))]
-    single_s = time.perf_counter() - started
+    times = {"batched": [], "single": []}
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        batched = evaluate.rollout(model, lay, p.env, k, target, precision)
+        times["batched"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        single = [evaluate.rollout(model, lay.subset([i]), p.env, k, target, precision) for i in range(len(lay))]
+        times["single"].append(time.perf_counter() - started)
+    batched_s, single_s = statistics.median(times["batched"]), statistics.median(times["single"])
     same = np.array_equal(batched["steps"], np.concatenate([s["steps"] for s in single]))
     ours, peer = len(lay) / batched_s, len(lay) / single_s
     print(f"{len(lay)} episodes on {args.size}x{args.size}, context {k}, untrained model (episodes run to the cap "
-          f"of {p.env.cap(args.size)} steps when they fail), {args.threads} threads:")
+          f"of {p.env.cap(args.size)} steps when they fail), {args.threads} threads, median of {args.rounds} rounds:")
     print(f"  batched: {batched_s:.2f} s, {ours:.1f} episodes/s")
     print(f"  one at a time: {single_s:.2f} s, {peer:.2f} episodes/s")
     print(f"  same episode lengths both ways: {same}")

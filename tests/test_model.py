@@ -119,6 +119,25 @@ class TestEveryEncoding:
                            loaded(rtg, loaded.encode_states(states), actions, t))
 
 
+def test_training_drops_attention_on_every_path(monkeypatch):
+    """Every attention call in training, the last layer's state-token queries included, gets the
+    dropout rate; none in evaluation."""
+    calls = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(*args, dropout_p=0.0, **kw):
+        calls.append(dropout_p)
+        return sdpa(*args, dropout_p=dropout_p, **kw)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
+    model = make("rope", dropout=0.25, n_layers=2)
+    rtg, states, actions, t = inputs()
+    model.train()(rtg, model.encode_states(states), actions, t)
+    assert calls == [0.25, 0.25]
+    calls.clear()
+    model.eval()(rtg, model.encode_states(states), actions, t)
+    assert calls == [0.0, 0.0]
+
+
 def test_learned_table_refuses_longer_context():
     model = make("learned")
     rtg, states, actions, t = inputs(t=6)
