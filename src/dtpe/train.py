@@ -141,7 +141,7 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
     for epoch in range(first_epoch, tp.epochs + 1):
         started = time.perf_counter()
         model.train()
-        losses = []
+        total, count = 0.0, 0  # the epoch's loss over every action, as validation_loss weighs it
         bar = tqdm(length_buckets(train_width, tp.batch_size, rng), desc=f"{encoding} s{seed} epoch {epoch}/{tp.epochs}", leave=False)
         for index in bar:
             batch = windows(train_eps, index, k, rng)
@@ -154,12 +154,14 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
             torch.nn.utils.clip_grad_norm_(model.parameters(), tp.grad_clip)
             opt.step()
             sched.step()
-            losses.append(loss.item())
-            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+            n = int(valid.sum())
+            total += loss.item() * n
+            count += n
+            bar.set_postfix(loss=f"{loss.item():.3f}")
         model.eval()
         val_loss = validation_loss(model, val_eps, k, tp.batch_size, dev, tp.precision)
         result = evaluate.rollout(model, val_layouts, params.env, k, tp.val_target_return, tp.precision)
-        train_loss = float(np.mean(losses))
+        train_loss = total / count
         rows.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
                      "val_success": float(result["success"].mean()), "overfit_gap": val_loss - train_loss,
                      "seconds": time.perf_counter() - started})

@@ -20,6 +20,8 @@ class CoordCNNStateEncoder(nn.Module):
     def __init__(self, d_model: int, item_dim: int, filters: int):
         super().__init__()
         self.items = nn.Embedding(N_CODES, item_dim)
+        # conv[0] runs inside embedded_conv, the rest as a module; the names are those of checkpoints
+        # saved before the two were folded together.
         self.conv = nn.Sequential(
             nn.Conv2d(item_dim + 2, filters, 3, padding=1), nn.ReLU(),
             nn.Conv2d(filters, filters, 3, padding=1), nn.ReLU(),

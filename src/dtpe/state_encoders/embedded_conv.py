@@ -16,6 +16,8 @@ from torch import nn
 def embedded_conv(grids: torch.Tensor, items: nn.Embedding, conv: nn.Conv2d, extra: torch.Tensor | None = None):
     """grids (S, N, N) of item codes -> conv([items(grids), extra]) as (S, filters, N, N), where
     extra (E, N, N) holds channels every grid shares, after the item_dim embedding channels."""
+    if conv.kernel_size != (3, 3) or conv.groups != 1 or conv.dilation != (1, 1) or conv.padding_mode != "zeros":
+        raise ValueError(f"embedded_conv folds an embedding into a plain 3x3 convolution with zero padding, not {conv}")
     codes, item_dim = items.weight.shape
     weight = torch.einsum("fiyx,ci->fcyx", conv.weight[:, :item_dim], items.weight)  # (filters, codes, 3, 3)
     x = F.one_hot(grids.long(), codes).to(weight.dtype).permute(0, 3, 1, 2)  # channels-last strides
