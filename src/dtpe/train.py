@@ -154,10 +154,10 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
             torch.nn.utils.clip_grad_norm_(model.parameters(), tp.grad_clip)
             opt.step()
             sched.step()
-            n = int(valid.sum())
-            total += loss.item() * n
+            value, n = loss.item(), int(valid.sum())
+            total += value * n
             count += n
-            bar.set_postfix(loss=f"{loss.item():.3f}")
+            bar.set_postfix(loss=f"{value:.3f}")
         model.eval()
         val_loss = validation_loss(model, val_eps, k, tp.batch_size, dev, tp.precision)
         result = evaluate.rollout(model, val_layouts, params.env, k, tp.val_target_return, tp.precision)

@@ -13,13 +13,16 @@ from dtpe.state_encoders.embedded_conv import embedded_conv
 
 @register("cnn")
 class CNNStateEncoder(nn.Module):
+    extra_channels = 0
+    """channels every grid shares, appended to the item embedding (subclasses; see extra)"""
+
     def __init__(self, d_model: int, item_dim: int, filters: int):
         super().__init__()
         self.items = nn.Embedding(N_CODES, item_dim)
         # conv[0] runs inside embedded_conv, the rest as a module; the names are those of checkpoints
         # saved before the two were folded together.
         self.conv = nn.Sequential(
-            nn.Conv2d(item_dim, filters, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(item_dim + self.extra_channels, filters, 3, padding=1), nn.ReLU(),
             nn.Conv2d(filters, filters, 3, padding=1), nn.ReLU(),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(),
         )
@@ -27,5 +30,9 @@ class CNNStateEncoder(nn.Module):
 
     def forward(self, grids: torch.Tensor) -> torch.Tensor:
         lead, n = grids.shape[:-2], grids.shape[-1]
-        x = self.conv[1:](embedded_conv(grids.reshape(-1, n, n), self.items, self.conv[0]))  # (S, filters)
-        return self.out(x).reshape(*lead, -1)
+        x = embedded_conv(grids.reshape(-1, n, n), self.items, self.conv[0], self.extra(n, grids.device))
+        return self.out(self.conv[1:](x)).reshape(*lead, -1)  # conv[1:]: (S, filters)
+
+    def extra(self, n: int, device) -> torch.Tensor | None:
+        """(extra_channels, N, N) for an N x N grid, or None."""
+        return None

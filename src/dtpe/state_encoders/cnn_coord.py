@@ -8,30 +8,15 @@ side, so the encoder stays independent of N."""
 from __future__ import annotations
 
 import torch
-from torch import nn
 
-from dtpe.maze import N_CODES
 from dtpe.state_encoders.base import register
-from dtpe.state_encoders.embedded_conv import embedded_conv
+from dtpe.state_encoders.cnn import CNNStateEncoder
 
 
 @register("cnn_coord")
-class CoordCNNStateEncoder(nn.Module):
-    def __init__(self, d_model: int, item_dim: int, filters: int):
-        super().__init__()
-        self.items = nn.Embedding(N_CODES, item_dim)
-        # conv[0] runs inside embedded_conv, the rest as a module; the names are those of checkpoints
-        # saved before the two were folded together.
-        self.conv = nn.Sequential(
-            nn.Conv2d(item_dim + 2, filters, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(filters, filters, 3, padding=1), nn.ReLU(),
-            nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-        )
-        self.out = nn.Linear(filters, d_model)
+class CoordCNNStateEncoder(CNNStateEncoder):
+    extra_channels = 2
 
-    def forward(self, grids: torch.Tensor) -> torch.Tensor:
-        lead, n = grids.shape[:-2], grids.shape[-1]
-        axis = torch.linspace(-1, 1, n, device=grids.device)
-        coords = torch.stack(torch.meshgrid(axis, axis, indexing="ij"))  # (2, N, N)
-        x = self.conv[1:](embedded_conv(grids.reshape(-1, n, n), self.items, self.conv[0], coords))  # (S, filters)
-        return self.out(x).reshape(*lead, -1)
+    def extra(self, n: int, device) -> torch.Tensor:
+        axis = torch.linspace(-1, 1, n, device=device)
+        return torch.stack(torch.meshgrid(axis, axis, indexing="ij"))  # (2, N, N): row, column
