@@ -51,4 +51,7 @@ def test_encoding_not_in_study_and_missing_model(tmp_path, tiny_raw_params, caps
     assert cli.main(["evaluate", "--params", str(path), "--sweep", "grid", "--encoding", "rope", "--seed", "1",
                      "--model", str(tmp_path / "m"), "--out", str(tmp_path / "o.csv")]) == 1
     assert "config.json is missing" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--params", str(path), "--sweep", "context", "--encoding", "rope", "--seed", "1",
+                     "--model", str(tmp_path / "m"), "--out", str(tmp_path / "o.csv"), "--reuse", str(tmp_path / "g.csv")]) == 1
+    assert f"--reuse {tmp_path / 'g.csv'}: no such file" in capsys.readouterr().err
     assert not (tmp_path / "o.csv").exists()

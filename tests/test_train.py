@@ -2,6 +2,8 @@
 the plain fp32 fully padded reference, and batched evaluation against one episode at a time."""
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -67,6 +69,21 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     pd.testing.assert_frame_equal(full.drop(columns="seconds"), resumed.drop(columns="seconds"))
 
 
+def test_resume_key_covers_params_data_and_code(tiny_data, tiny_params, tmp_path, monkeypatch):
+    """A resume checkpoint of other params, a seed, or an older version of any module is ignored."""
+    key = train.run_key(tiny_params, "rope", 1, tiny_data)
+    assert train.run_key(tiny_params, "rope", 2, tiny_data) != key
+    assert train.run_key(dataclasses.replace(tiny_params, train=dataclasses.replace(tiny_params.train, lr=0.5)),
+                         "rope", 1, tiny_data) != key
+    package = tmp_path / "dtpe"
+    shutil.copytree(Path(train.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(train, "__file__", str(package / "train.py"))
+    assert train.run_key(tiny_params, "rope", 1, tiny_data) == key
+    rope = package / "encodings" / "rope.py"
+    rope.write_text(rope.read_text() + "# an edit\n")
+    assert train.run_key(tiny_params, "rope", 1, tiny_data) != key
+
+
 def test_fast_path_loss_tracks_plain_fp32(tiny_data, tiny_params):
     eps = dataset.load(tiny_data / "train.safetensors")
     cfg = ModelConfig.from_params(tiny_params.model, "rope")
@@ -119,6 +136,28 @@ def test_learned_context_sweep_reports_not_applicable(tiny_data, tiny_params):
     na = rows[rows.context == 9]
     assert not na.applicable.any() and na.success.isna().all()
     assert rows[rows.context == 6].applicable.all() and rows[rows.context == 6].success.notna().all()
+
+
+@pytest.mark.parametrize("encoding", ["learned", "rope"])
+def test_context_sweep_reuses_the_grid_sweep(tiny_data, tiny_params, tmp_path, monkeypatch, encoding):
+    """The context sweep takes the grid sweep's suites at the training context from its CSV: the
+    file it writes is byte for byte the one it writes playing them again."""
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, encoding)).eval()
+    contexts = tiny_params.evaluate.contexts
+    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, [tiny_params.model.context]).to_csv(tmp_path / "grid.csv", index=False)
+    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts).to_csv(tmp_path / "played.csv", index=False)
+    played = []
+    real = evaluate.suite_rows
+    monkeypatch.setattr(evaluate, "suite_rows", lambda *a: played.append(a[4]) or real(*a))
+    grid = pd.read_csv(tmp_path / "grid.csv")
+    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts, grid).to_csv(tmp_path / "reused.csv", index=False)
+    assert (tmp_path / "reused.csv").read_bytes() == (tmp_path / "played.csv").read_bytes()
+    assert played == [9] * len(tiny_params.data.suite_sizes)
+    with pytest.raises(ValueError, match=f"not {encoding} seed 2"):
+        evaluate.sweep(model, tiny_params, tiny_data, encoding, 2, contexts, grid)
+    with pytest.raises(ValueError, match="columns"):
+        evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts, grid.drop(columns="steps"))
 
 
 @pytest.mark.parametrize("episodes,batch_size", [(3500, 16), (513, 32), (17, 7), (5000, 64)])

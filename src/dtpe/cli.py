@@ -52,10 +52,16 @@ def _load_model(args, params):
 
 
 def cmd_evaluate(args, params):
+    import pandas as pd
     from dtpe import atomic, evaluate
+    done = None
+    if args.reuse is not None:
+        if not args.reuse.is_file():
+            raise FileNotFoundError(f"--reuse {args.reuse}: no such file (run the grid sweep first)")
+        done = pd.read_csv(args.reuse)
     model = _load_model(args, params)
     contexts = [params.model.context] if args.sweep == "grid" else params.evaluate.contexts
-    rows = evaluate.sweep(model, params, args.data, args.encoding, args.seed, contexts)
+    rows = evaluate.sweep(model, params, args.data, args.encoding, args.seed, contexts, done)
     with atomic.output(args.out) as tmp:
         rows.to_csv(tmp, index=False)
     summary = rows[rows.applicable].groupby(["context", "grid_size"]).success.mean().unstack()
@@ -142,6 +148,8 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--model", type=Path, required=True)
         if name == "evaluate":
             p.add_argument("--sweep", choices=["grid", "context"], required=True)
+            p.add_argument("--reuse", type=Path, help="CSV of an earlier sweep of this model (the grid sweep's): "
+                                                       "the suites and contexts it holds are not played again")
     p = step("stats", cmd_stats, "statistics over seeds and encodings")
     p.add_argument("--results", type=Path, default=Path("results"))
     p.add_argument("--out", type=Path, required=True)

@@ -76,10 +76,21 @@ def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) 
                        steps=np.concatenate([p["steps"] for p in parts]), applicable=True)[COLUMNS]
 
 
-def sweep(model, params, data_dir, encoding, seed, contexts) -> pd.DataFrame:
-    """Every evaluation suite at every context in `contexts`."""
+def sweep(model, params, data_dir, encoding, seed, contexts, done: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every evaluation suite at every context in `contexts`. Suites at a context that `done` (rows
+    of an earlier sweep of this model, e.g. the grid sweep's) holds are taken from it, not played
+    again."""
+    if done is not None and list(done.columns) != COLUMNS:
+        raise ValueError(f"the rows to reuse have columns {list(done.columns)}, expected {COLUMNS}")
     frames = []
     for size in params.data.suite_sizes:
         lay, optimal_steps = dataset.load_suite(data_dir, size)
-        frames += [suite_rows(model, lay, optimal_steps, params.env, c, params, encoding, seed) for c in contexts]
+        for c in contexts:
+            rows = None if done is None else done[(done.grid_size == size) & (done.context == c)]
+            if rows is None or rows.empty:
+                rows = suite_rows(model, lay, optimal_steps, params.env, c, params, encoding, seed)
+            elif set(rows.encoding) != {encoding} or set(rows.seed) != {seed} or not np.array_equal(rows.layout_id, lay.ids):
+                raise ValueError(f"the rows to reuse for {size}x{size} at context {c} are not {encoding} seed {seed} "
+                                 f"on this suite's layouts")
+            frames.append(rows)
     return pd.concat(frames, ignore_index=True)

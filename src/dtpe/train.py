@@ -96,10 +96,14 @@ def validation_loss(model, episodes: dict, context: int, batch_size: int, dev, p
 
 
 def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
-    """What a resume checkpoint must match: the run's params and the training data's bytes."""
+    """What a resume checkpoint must match: the run's params, the training data's bytes and the
+    package's code (epochs of an older loss or model must not join the new ones)."""
     h = hashlib.sha256(json.dumps([asdict(params.model), asdict(params.train), asdict(params.env), encoding, seed],
                                   sort_keys=True).encode())
     h.update((Path(data_dir) / "train.safetensors").read_bytes())
+    package = Path(__file__).parent
+    for source in sorted(package.rglob("*.py")):
+        h.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
     return h.hexdigest()
 
 
