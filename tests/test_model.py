@@ -9,12 +9,18 @@ import torch
 from dtpe import checkpoint
 from dtpe.encodings import ENCODINGS, NotApplicable, create
 from dtpe.encodings.rope import apply_rope, rope_angles
+from dtpe.maze import AGENT, KEY, N_CODES, WALL
 from dtpe.model import DecisionTransformer, KVCache, ModelConfig
 from dtpe.state_encoders import STATE_ENCODERS
 from dtpe.state_encoders import create as create_state_encoder
+from dtpe.state_encoders.cnn_coord import CoordCNNStateEncoder
 
 CFG = dict(d_model=32, n_heads=2, n_layers=2, ffn_mult=4, dropout=0.0, context=6,
-           state_encoder="cnn", item_dim=4, encoder_filters=8, rtg_scale=1.0)
+           state_encoder="cnn", item_dim=4, encoder_filters=8, view_radius=2, rtg_scale=1.0)
+
+
+def state_encoder(name):
+    return create_state_encoder(ModelConfig(encoding="rope", **{**CFG, "state_encoder": name}))
 
 
 def make(encoding, **kw):
@@ -184,7 +190,7 @@ def test_sinusoidal_timestep_is_bounded_and_distinct():
 @pytest.mark.parametrize("name", sorted(STATE_ENCODERS))
 def test_every_state_encoder_takes_any_grid_size(name):
     torch.manual_seed(0)
-    encoder = create_state_encoder(name, 32, 4, 8)
+    encoder = state_encoder(name)
     for n in (5, 8, 20, 64):
         grids = torch.randint(0, 6, (3, 2, n, n))
         out = encoder(grids)
@@ -193,7 +199,7 @@ def test_every_state_encoder_takes_any_grid_size(name):
     moved[0, 1, 1], moved[1, 1, 2] = 2, 2  # the agent one cell apart
     assert not torch.allclose(*encoder(moved))
     with pytest.raises(ValueError, match="registered"):
-        create_state_encoder("nope", 32, 4, 8)
+        state_encoder("nope")
 
 
 @pytest.mark.parametrize("name", ["cnn", "cnn_coord"])
@@ -202,7 +208,7 @@ def test_encoder_is_a_convolution_over_embedded_items(name):
     one-hot codes: the same outputs and parameter gradients as the embedding, then the
     convolution (cnn_coord: over the embedding with the row and column channels appended)."""
     torch.manual_seed(0)
-    encoder = create_state_encoder(name, 32, 4, 8)
+    encoder = state_encoder(name)
     grids = torch.randint(0, 6, (3, 7, 7))
     x = encoder.items(grids).permute(0, 3, 1, 2)
     if name == "cnn_coord":
@@ -215,3 +221,27 @@ def test_encoder_is_a_convolution_over_embedded_items(name):
     got = torch.autograd.grad(ours.square().sum(), list(encoder.parameters()))
     for e, g in zip(expected, got):
         assert torch.allclose(g, e, atol=1e-5)
+
+
+def test_egocentric_view_is_the_cells_around_the_agent():
+    """cnn_ego adds to cnn_coord's features one embedding per cell of the (2r+1)^2 view centred
+    on the agent, indexed by the cell's place in the view and its code; cells past the border
+    read as walls. Checked against a crop cut cell by cell, with the agent at corners and edges."""
+    torch.manual_seed(0)
+    encoder = state_encoder("cnn_ego")
+    r, side = encoder.radius, 2 * encoder.radius + 1
+    grids = torch.randint(0, 2, (4, 6, 6))  # empty and wall cells
+    for g, (row, col) in zip(grids, [(0, 0), (5, 5), (2, 3), (0, 4)]):
+        g[row, col], g[5 - row, 5 - col] = AGENT, KEY
+    expected = []
+    for g in grids:
+        row, col = [int(v[0]) for v in torch.nonzero(g == AGENT, as_tuple=True)]
+        total = torch.zeros(32)
+        for i in range(side):
+            for j in range(side):
+                y, x = row - r + i, col - r + j
+                code = int(g[y, x]) if 0 <= y < 6 and 0 <= x < 6 else WALL
+                total += encoder.view.weight[(i * side + j) * N_CODES + code]
+        expected.append(total)
+    pooled = CoordCNNStateEncoder.forward(encoder, grids)
+    assert torch.allclose(encoder(grids), pooled + torch.stack(expected), atol=1e-5)

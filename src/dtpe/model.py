@@ -34,6 +34,7 @@ class ModelConfig:
     state_encoder: str
     item_dim: int
     encoder_filters: int
+    view_radius: int
     rtg_scale: float
 
     @classmethod
@@ -98,7 +99,7 @@ class DecisionTransformer(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.encoding = encodings.create(cfg.encoding, cfg.d_model, cfg.n_heads, cfg.context)
-        self.state_encoder = state_encoders.create(cfg.state_encoder, cfg.d_model, cfg.item_dim, cfg.encoder_filters)
+        self.state_encoder = state_encoders.create(cfg)
         self.rtg = nn.Linear(1, cfg.d_model)
         self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
         # Unit-amplitude sinusoids of t (and of k) would drown the small content embeddings

@@ -76,6 +76,8 @@ class Model:
     """embedding size of the grid's item codes"""
     encoder_filters: int
     """filters of each conv layer of the state encoder"""
+    view_radius: int
+    """cells the egocentric view reaches from the agent in each direction (cnn_ego)"""
     rtg_scale: float
     """RTG is divided by this before its projection"""
 

@@ -12,7 +12,8 @@ def register(name: str):
     return add
 
 
-def create(name: str, d_model: int, item_dim: int, filters: int):
-    if name not in STATE_ENCODERS:
-        raise ValueError(f"unknown state encoder {name!r}; registered: {sorted(STATE_ENCODERS)}")
-    return STATE_ENCODERS[name](d_model, item_dim, filters)
+def create(cfg):
+    """The encoder cfg.state_encoder, sized by the model config's fields it reads."""
+    if cfg.state_encoder not in STATE_ENCODERS:
+        raise ValueError(f"unknown state encoder {cfg.state_encoder!r}; registered: {sorted(STATE_ENCODERS)}")
+    return STATE_ENCODERS[cfg.state_encoder](cfg)

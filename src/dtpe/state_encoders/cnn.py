@@ -16,8 +16,9 @@ class CNNStateEncoder(nn.Module):
     extra_channels = 0
     """channels every grid shares, appended to the item embedding (subclasses; see extra)"""
 
-    def __init__(self, d_model: int, item_dim: int, filters: int):
+    def __init__(self, cfg):
         super().__init__()
+        d_model, item_dim, filters = cfg.d_model, cfg.item_dim, cfg.encoder_filters
         self.items = nn.Embedding(N_CODES, item_dim)
         # conv[0] runs inside embedded_conv, the rest as a module; the names are those of checkpoints
         # saved before the two were folded together.
