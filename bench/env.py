@@ -13,6 +13,7 @@ flatter us.
 
     python bench/env.py [--batch 1000] [--seconds 3] [--params params.yaml]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,12 @@ def batched_rate(env_params, batch: int, seconds: float, rng: np.random.Generato
     batches = [pool.subset(slice(i * batch, (i + 1) * batch)) for i in range(POOL_BATCHES)]
     steps, elapsed, round_ = 0, 0.0, 0
     while elapsed < seconds:
-        maze = BatchedMaze(batches[round_ % POOL_BATCHES], env_params.cap(SIZE), env_params.step_reward,
-                           env_params.goal_reward)
+        maze = BatchedMaze(
+            batches[round_ % POOL_BATCHES],
+            env_params.cap(SIZE),
+            env_params.step_reward,
+            env_params.goal_reward,
+        )
         round_ += 1
         while not maze.done.all():
             actions = rng.integers(0, N_ACTIONS, batch)
@@ -71,9 +76,13 @@ def minigrid_rate(env, seconds: float, rng: np.random.Generator) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--batch", type=int, default=1000, help="mazes stepped in lockstep")
-    parser.add_argument("--seconds", type=float, default=3.0, help="stepping time measured per contender")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="stepping time measured per contender"
+    )
     parser.add_argument("--params", type=Path, default=ROOT / "params.yaml")
     args = parser.parse_args()
     params = params_mod.load(args.params)
@@ -96,10 +105,23 @@ def main() -> None:
         summary = dataset.build(params, Path(tmp) / "data")
         data_seconds = time.perf_counter() - start
     episodes = sum(s["episodes"] for s in summary["splits"].values())
-    print(f"dataset.build ({args.params.name}: {episodes} episodes on {params.data.train_size}x{params.data.train_size}, "
-          f"suites {params.data.suite_sizes} x {params.data.suite_layouts}): {data_seconds:.2f} s (target < 10 s)")
-    print(json.dumps({"name": "env_steps_per_second", "ours": round(ours), "peer": round(peer),
-                      "unit": "agent-steps/s", "ratio": round(ours / peer, 1)}))
+    print(
+        f"dataset.build ({args.params.name}: {episodes} episodes on "
+        f"{params.data.train_size}x{params.data.train_size}, "
+        f"suites {params.data.suite_sizes} x {params.data.suite_layouts}): "
+        f"{data_seconds:.2f} s (target < 10 s)"
+    )
+    print(
+        json.dumps(
+            {
+                "name": "env_steps_per_second",
+                "ours": round(ours),
+                "peer": round(peer),
+                "unit": "agent-steps/s",
+                "ratio": round(ours / peer, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ both alike.
 
 Usage: python bench/eval.py [--size 12] [--rounds 3] [--data data]. Prints figures, then one
 JSON line."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,18 +48,34 @@ def main():
         batched = evaluate.rollout(model, lay, p.env, k, target, precision)
         times["batched"].append(time.perf_counter() - started)
         started = time.perf_counter()
-        single = [evaluate.rollout(model, lay.subset([i]), p.env, k, target, precision) for i in range(len(lay))]
+        single = [
+            evaluate.rollout(model, lay.subset([i]), p.env, k, target, precision)
+            for i in range(len(lay))
+        ]
         times["single"].append(time.perf_counter() - started)
     batched_s, single_s = statistics.median(times["batched"]), statistics.median(times["single"])
     same = np.array_equal(batched["steps"], np.concatenate([s["steps"] for s in single]))
     ours, peer = len(lay) / batched_s, len(lay) / single_s
-    print(f"{len(lay)} episodes on {args.size}x{args.size}, context {k}, untrained model (episodes run to the cap "
-          f"of {p.env.cap(args.size)} steps when they fail), {args.threads} threads, median of {args.rounds} rounds:")
+    print(
+        f"{len(lay)} episodes on {args.size}x{args.size}, context {k}, "
+        "untrained model (episodes run to the cap "
+        f"of {p.env.cap(args.size)} steps when they fail), {args.threads} threads, "
+        f"median of {args.rounds} rounds:"
+    )
     print(f"  batched: {batched_s:.2f} s, {ours:.1f} episodes/s")
     print(f"  one at a time: {single_s:.2f} s, {peer:.2f} episodes/s")
     print(f"  same episode lengths both ways: {same}")
-    print(json.dumps({"name": "eval_episodes_per_second", "ours": round(ours, 2), "peer": round(peer, 3),
-                      "unit": "episodes/s", "ratio": round(ours / peer, 2)}))
+    print(
+        json.dumps(
+            {
+                "name": "eval_episodes_per_second",
+                "ours": round(ours, 2),
+                "peer": round(peer, 3),
+                "unit": "episodes/s",
+                "ratio": round(ours / peer, 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

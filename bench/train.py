@@ -6,6 +6,7 @@ steps (at the CPU default scale, params.yaml, so the check finishes in minutes).
 
 Usage: python bench/train.py [--batches 12] [--data data] [--precision bf16] (run `dtpe data`
 first, or it is built into a temporary folder). Prints figures, then one JSON line."""
+
 from __future__ import annotations
 
 import argparse
@@ -60,34 +61,60 @@ def ours_step_fn(model, eps, context, precision, full_padding):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
     def step(index, rng):
-        loss = train.batch_loss(model, train.windows(eps, index, context, rng, full_padding), torch.device("cpu"), precision)
+        loss = train.batch_loss(
+            model,
+            train.windows(eps, index, context, rng, full_padding),
+            torch.device("cpu"),
+            precision,
+        )
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         return loss.item()
+
     return step
 
 
 def peer_step_fn(cfg: ModelConfig, eps, context):
-    """HF's DT sees each grid as a flat one-hot vector and actions one-hot, padded to the context."""
+    """HF's DT sees each grid as a flat one-hot vector and actions one-hot, padded to the
+    context."""
     n = int(np.sqrt(eps["states"].shape[1] * eps["states"].shape[2]))
-    hf = DecisionTransformerModel(DecisionTransformerConfig(
-        state_dim=n * n * N_CODES, act_dim=N_ACTIONS, hidden_size=cfg.d_model, n_layer=cfg.n_layers,
-        n_head=cfg.n_heads, n_inner=cfg.ffn_mult * cfg.d_model, activation_function="gelu", max_ep_len=256,
-        n_positions=3 * context, resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout,
-        action_tanh=False)).train()
+    hf = DecisionTransformerModel(
+        DecisionTransformerConfig(
+            state_dim=n * n * N_CODES,
+            act_dim=N_ACTIONS,
+            hidden_size=cfg.d_model,
+            n_layer=cfg.n_layers,
+            n_head=cfg.n_heads,
+            n_inner=cfg.ffn_mult * cfg.d_model,
+            activation_function="gelu",
+            max_ep_len=256,
+            n_positions=3 * context,
+            resid_pdrop=cfg.dropout,
+            embd_pdrop=cfg.dropout,
+            attn_pdrop=cfg.dropout,
+            action_tanh=False,
+        )
+    ).train()
     opt = torch.optim.AdamW(hf.parameters(), lr=1e-4)
 
     def step(index, rng):
         b = train.windows(eps, index, context, rng, full_padding=True)
         states = F.one_hot(b["states"].long(), N_CODES).flatten(2).float()
-        out = hf(states=states, actions=F.one_hot(b["actions"], N_ACTIONS).float(), rewards=None,
-                 returns_to_go=b["rtg"][..., None], timesteps=b["timesteps"], attention_mask=b["valid"].long())
+        out = hf(
+            states=states,
+            actions=F.one_hot(b["actions"], N_ACTIONS).float(),
+            rewards=None,
+            returns_to_go=b["rtg"][..., None],
+            timesteps=b["timesteps"],
+            attention_mask=b["valid"].long(),
+        )
         loss = F.cross_entropy(out.action_preds[b["valid"]], b["actions"][b["valid"]])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         return loss.item()
+
     return step
 
 
@@ -97,9 +124,13 @@ def main():
     ap.add_argument("--check-steps", type=int, default=200)
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
-    ap.add_argument("--precision", choices=["bf16", "fp32"],
-                    help="ours' precision for the throughput figures (default: params-study.yaml's train.precision); "
-                         "bf16 pays off only on a CPU with native bf16 (AMX, AVX512-BF16) or a GPU")
+    ap.add_argument(
+        "--precision",
+        choices=["bf16", "fp32"],
+        help="ours' precision for the throughput figures "
+        "(default: params-study.yaml's train.precision); "
+        "bf16 pays off only on a CPU with native bf16 (AMX, AVX512-BF16) or a GPU",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     default, study = params.load("params.yaml"), params.load("params-study.yaml")
@@ -121,26 +152,47 @@ def main():
     torch.manual_seed(0)
     steps["peer"] = peer_step_fn(cfg, eps, context)
     rate = {name: bs / statistics.median(t) for name, t in time_steps(steps, items).items()}
-    print(f"study scale (d_model {cfg.d_model}, {cfg.n_layers} layers, context {context}, batch {bs}), "
-          f"median of {args.batches} steps, the runs taking turns, {args.threads} threads:")
+    print(
+        f"study scale (d_model {cfg.d_model}, {cfg.n_layers} layers, context {context}, "
+        f"batch {bs}), "
+        f"median of {args.batches} steps, the runs taking turns, {args.threads} threads:"
+    )
     print(f"  ours (trimmed windows, {precision}):     {rate['ours']:.1f} samples/s")
     print(f"  ours plain (fp32, padded to context):  {rate['plain']:.1f} samples/s")
     print(f"  HF DecisionTransformerModel (fp32):    {rate['peer']:.1f} samples/s")
-    print(f"  ratio ours/peer {rate['ours'] / rate['peer']:.2f}, ours/plain {rate['ours'] / rate['plain']:.2f}")
+    print(
+        f"  ratio ours/peer {rate['ours'] / rate['peer']:.2f}, "
+        f"ours/plain {rate['ours'] / rate['plain']:.2f}"
+    )
 
     small = dataclasses.replace(ModelConfig.from_params(default.model, "rope"), dropout=0.0)
     check = batches(eps, args.check_steps, default.train.batch_size, default.model.context, seed=1)
     losses = {}
     for name, precision, full in (("fast", "bf16", False), ("plain", "fp32", True)):
         torch.manual_seed(0)
-        step = ours_step_fn(DecisionTransformer(small).train(), eps, default.model.context, precision, full)
+        step = ours_step_fn(
+            DecisionTransformer(small).train(), eps, default.model.context, precision, full
+        )
         losses[name] = np.array([step(index, windows_rng(seed)) for index, seed in check])
     rel = np.abs(losses["fast"] - losses["plain"]) / losses["plain"]
     ok = bool(rel.max() <= LOSS_TOLERANCE)
-    print(f"loss check, {args.check_steps} steps at the CPU default scale: max relative difference {rel.max():.4f}, "
-          f"mean {rel.mean():.4f} (tolerance {LOSS_TOLERANCE}): {'ok' if ok else 'FAILED'}")
-    print(json.dumps({"name": "train_samples_per_second", "ours": round(rate["ours"], 2), "peer": round(rate["peer"], 2),
-                      "unit": "samples/s", "ratio": round(rate["ours"] / rate["peer"], 3), "loss_check_ok": ok}))
+    print(
+        f"loss check, {args.check_steps} steps at the CPU default scale: "
+        f"max relative difference {rel.max():.4f}, "
+        f"mean {rel.mean():.4f} (tolerance {LOSS_TOLERANCE}): {'ok' if ok else 'FAILED'}"
+    )
+    print(
+        json.dumps(
+            {
+                "name": "train_samples_per_second",
+                "ours": round(rate["ours"], 2),
+                "peer": round(rate["peer"], 2),
+                "unit": "samples/s",
+                "ratio": round(rate["ours"] / rate["peer"], 3),
+                "loss_check_ok": ok,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ def tiny_params():
 @pytest.fixture(scope="session")
 def tiny_data(tmp_path_factory, tiny_params):
     from dtpe import dataset
+
     out = tmp_path_factory.mktemp("data") / "data"
     dataset.build(tiny_params, out)
     return out

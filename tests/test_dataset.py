@@ -1,15 +1,16 @@
 """The data step on params.yaml shrunk to 300 episodes and 10 layouts per suite: byte-identical
 reruns, seeds that matter, suites disjoint from training, the 70/15/15 split, RTG, and bad
 params or data files refused with errors that name the cause."""
+
 import json
 import re
 
 import numpy as np
 import pytest
 import yaml
+from conftest import ROOT
 from safetensors.numpy import load_file, save_file
 
-from conftest import ROOT
 from dtpe import cli, dataset, params
 from dtpe import layouts as layout_family
 from dtpe.maze import AGENT, render
@@ -31,7 +32,9 @@ def build(tmp_path_factory, raw):
 
 def written(folder) -> dict:
     """Every file under `folder`, by relative path, as bytes."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def episodes(arrays):
@@ -56,14 +59,18 @@ def splits(data_dir):
 
 def test_same_seed_writes_identical_bytes(data_dir, small_params, tmp_path_factory):
     first, again = written(data_dir), written(build(tmp_path_factory, small_raw()))
-    expected = {f"{s}.safetensors" for s in dataset.SPLITS} | {f"suites/N{n}.safetensors" for n in small_params.data.suite_sizes}
+    expected = {f"{s}.safetensors" for s in dataset.SPLITS} | {
+        f"suites/N{n}.safetensors" for n in small_params.data.suite_sizes
+    }
     assert set(first) == expected | {"summary.json"}
     assert set(again) == set(first)
     for name in first:
         assert first[name] == again[name], name
 
 
-@pytest.mark.parametrize("seed_key, changed", [("seed", dataset.SPLITS), ("suite_seed", ("suites",))])
+@pytest.mark.parametrize(
+    "seed_key, changed", [("seed", dataset.SPLITS), ("suite_seed", ("suites",))]
+)
 def test_other_seed_writes_other_bytes(data_dir, tmp_path_factory, seed_key, changed):
     """Each seed moves its own files and leaves the other's alone: the suites stay the same for
     every training seed, so models stay comparable maze by maze."""
@@ -78,12 +85,18 @@ def test_other_seed_writes_other_bytes(data_dir, tmp_path_factory, seed_key, cha
 
 
 def test_suites_are_disjoint_from_training_layouts(data_dir, small_params, splits):
-    training = {layout_family.fingerprint(g, s) for arrays in splits.values() for g, s in zip(arrays["grid"], arrays["start"])}
+    training = {
+        layout_family.fingerprint(g, s)
+        for arrays in splits.values()
+        for g, s in zip(arrays["grid"], arrays["start"])
+    }
     assert len(training) == EPISODES
     for size in small_params.data.suite_sizes:
         lay, optimal_steps = dataset.load_suite(data_dir, size)
         assert lay.grid.shape == (SUITE_LAYOUTS, size, size) and (optimal_steps > 0).all()
-        assert not training & {layout_family.fingerprint(g, s) for g, s in zip(lay.grid, lay.start)}, size
+        assert not training & {
+            layout_family.fingerprint(g, s) for g, s in zip(lay.grid, lay.start)
+        }, size
 
 
 def test_exclusion_is_what_keeps_suites_new():
@@ -96,14 +109,18 @@ def test_exclusion_is_what_keeps_suites_new():
     assert not seen & {layout_family.fingerprint(g, s) for g, s in zip(fresh.grid, fresh.start)}
 
 
-def test_check_disjoint_catches_a_training_layout_in_a_suite(data_dir, small_params, splits, tmp_path):
+def test_check_disjoint_catches_a_training_layout_in_a_suite(
+    data_dir, small_params, splits, tmp_path
+):
     for name, content in written(data_dir).items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(content)
     suite = load_file(str(tmp_path / "suites/N8.safetensors"))
     suite["grid"][3], suite["start"][3] = splits["val"]["grid"][0], splits["val"]["start"][0]
     save_file(suite, str(tmp_path / "suites/N8.safetensors"))
-    with pytest.raises(dataset.DataError, match="suites/N8.safetensors repeats one in val.safetensors"):
+    with pytest.raises(
+        dataset.DataError, match="suites/N8.safetensors repeats one in val.safetensors"
+    ):
         dataset.check_disjoint(tmp_path, small_params.data.suite_sizes)
 
 
@@ -113,10 +130,17 @@ def test_split_is_70_15_15_by_episode(data_dir, splits, small_params):
     for name, arrays in splits.items():
         for key in ("layout_id", "optimal", "success", "optimal_steps", "grid", "start"):
             assert len(arrays[key]) == counts[name], (name, key)
-        assert arrays["offsets"][-1] == len(arrays["states"]) == len(arrays["actions"]) == len(arrays["rtg"])
+        assert (
+            arrays["offsets"][-1]
+            == len(arrays["states"])
+            == len(arrays["actions"])
+            == len(arrays["rtg"])
+        )
     ids = np.concatenate([arrays["layout_id"] for arrays in splits.values()])
     np.testing.assert_array_equal(np.sort(ids), np.arange(EPISODES))
-    assert sum(int(arrays["optimal"].sum()) for arrays in splits.values()) == round(small_params.data.optimal_fraction * EPISODES)
+    assert sum(int(arrays["optimal"].sum()) for arrays in splits.values()) == round(
+        small_params.data.optimal_fraction * EPISODES
+    )
     summary = json.loads((data_dir / "summary.json").read_text())
     assert {name: s["episodes"] for name, s in summary["splits"].items()} == counts
 
@@ -126,11 +150,15 @@ def test_rtg_is_reverse_cumulative_reward(splits, small_params):
     for name, arrays in splits.items():
         for e, (lo, hi) in enumerate(episodes(arrays)):
             rewards = arrays["rewards"][lo:hi].astype(np.float64)
-            np.testing.assert_allclose(arrays["rtg"][lo:hi], np.cumsum(rewards[::-1])[::-1], rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(
+                arrays["rtg"][lo:hi], np.cumsum(rewards[::-1])[::-1], rtol=1e-6, atol=1e-6
+            )
             np.testing.assert_array_equal(arrays["timesteps"][lo:hi], np.arange(hi - lo))
             success = bool(arrays["success"][e])
-            assert arrays["rewards"][hi - 1] == pytest.approx(env.step_reward + env.goal_reward * success)
-            assert np.all(arrays["rewards"][lo:hi - 1] == np.float32(env.step_reward))
+            assert arrays["rewards"][hi - 1] == pytest.approx(
+                env.step_reward + env.goal_reward * success
+            )
+            assert np.all(arrays["rewards"][lo : hi - 1] == np.float32(env.step_reward))
             assert success or hi - lo == env.cap(small_params.data.train_size)
 
 
@@ -153,11 +181,17 @@ BAD_DATA = [
     ("suite size below the minimum", {"suite_sizes": [8, 3]}, "data.suite_sizes.1"),
     ("split not summing to 1", {"split": {"train": 0.7, "val": 0.2, "test": 0.15}}, "data.split"),
     ("negative episodes", {"episodes": -5}, "data.episodes"),
-    ("unknown key", {"episode": 300}, "data: Additional properties are not allowed ('episode' was unexpected)"),
+    (
+        "unknown key",
+        {"episode": 300},
+        "data: Additional properties are not allowed ('episode' was unexpected)",
+    ),
 ]
 
 
-@pytest.mark.parametrize("change, key", [(c, k) for _, c, k in BAD_DATA], ids=[name for name, _, _ in BAD_DATA])
+@pytest.mark.parametrize(
+    "change, key", [(c, k) for _, c, k in BAD_DATA], ids=[name for name, _, _ in BAD_DATA]
+)
 def test_bad_data_params_are_refused_before_anything_is_written(change, key, tmp_path, capsys):
     raw = small_raw()
     raw["data"].update(change)
@@ -176,8 +210,11 @@ def test_missing_or_corrupt_data_file_is_a_data_error(data_dir, tmp_path):
     with pytest.raises(dataset.DataError, match="missing"):
         dataset.load_suite(tmp_path, 8)
     content = (data_dir / "train.safetensors").read_bytes()
-    for name, damaged in (("truncated", content[: len(content) // 2]), ("garbage", b"not a safetensors file"),
-                          ("empty", b"")):
+    for name, damaged in (
+        ("truncated", content[: len(content) // 2]),
+        ("garbage", b"not a safetensors file"),
+        ("empty", b""),
+    ):
         (tmp_path / f"{name}.safetensors").write_bytes(damaged)
         with pytest.raises(dataset.DataError, match="corrupt or truncated"):
             dataset.load(tmp_path / f"{name}.safetensors")

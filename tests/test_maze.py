@@ -1,6 +1,8 @@
 """Properties of the Key-Door world over every grid size from the minimum to 30, each size and
-wall density with a seed of its own: layouts checked by plain BFS written here (not the planner), the planner's plans replayed
-through the Gymnasium env, and the batched stepper and the env held to the same rules."""
+wall density with a seed of its own: layouts checked by plain BFS written here (not the
+planner), the planner's plans replayed through the Gymnasium env, and the batched stepper and
+the env held to the same rules."""
+
 import warnings
 from collections import deque
 
@@ -27,8 +29,10 @@ DELTAS = [(-1, 0), (1, 0), (0, -1), (0, 1)]  # up, down, left, right
 
 @pytest.fixture(scope="module")
 def family() -> dict:
-    return {(n, d): layout_family.generate(n, PER_SIZE, np.random.default_rng([n, round(100 * d)]), d)
-            for n, d in FAMILY}
+    return {
+        (n, d): layout_family.generate(n, PER_SIZE, np.random.default_rng([n, round(100 * d)]), d)
+        for n, d in FAMILY
+    }
 
 
 def reachable(grid, start, blocked) -> set:
@@ -38,7 +42,12 @@ def reachable(grid, start, blocked) -> set:
         r, c = frontier.popleft()
         for dr, dc in DELTAS:
             cell = (r + dr, c + dc)
-            if 0 <= cell[0] < n and 0 <= cell[1] < n and grid[cell] not in blocked and cell not in seen:
+            if (
+                0 <= cell[0] < n
+                and 0 <= cell[1] < n
+                and grid[cell] not in blocked
+                and cell not in seen
+            ):
                 seen.add(cell)
                 frontier.append(cell)
     return seen
@@ -56,7 +65,11 @@ def optimal_steps(grid, start):
             return dist[state]
         for dr, dc in DELTAS:
             nr, nc = r + dr, c + dc
-            if not (0 <= nr < n and 0 <= nc < n) or grid[nr, nc] == WALL or (grid[nr, nc] == DOOR and not has_key):
+            if (
+                not (0 <= nr < n and 0 <= nc < n)
+                or grid[nr, nc] == WALL
+                or (grid[nr, nc] == DOOR and not has_key)
+            ):
                 continue
             succ = ((nr, nc), has_key or grid[nr, nc] == KEY)
             if succ not in dist:
@@ -68,13 +81,18 @@ def optimal_steps(grid, start):
 def reference_step(grid, pos, has_key, action):
     """The world's rules for one agent, written out cell by cell."""
     n, (r, c) = len(grid), (pos[0] + DELTAS[action][0], pos[1] + DELTAS[action][1])
-    if not (0 <= r < n and 0 <= c < n) or grid[r, c] == WALL or (grid[r, c] == DOOR and not has_key):
+    if (
+        not (0 <= r < n and 0 <= c < n)
+        or grid[r, c] == WALL
+        or (grid[r, c] == DOOR and not has_key)
+    ):
         return tuple(pos), has_key
     return (r, c), has_key or grid[r, c] == KEY
 
 
 def mixed_actions(ctg, maze, rng):
-    """Random actions, half of them replaced by the planner's so that episodes also reach the goal."""
+    """Random actions, half of them replaced by the planner's so that episodes also reach the
+    goal."""
     optimal = ctg.optimal_action(maze.pos, maze.has_key, np.arange(len(maze.pos)))
     return np.where(rng.random(len(optimal)) < 0.5, optimal, rng.integers(0, 4, len(optimal)))
 
@@ -94,7 +112,9 @@ def test_every_layout_is_solvable_and_forces_key_door_goal(family):
             where = f"size {n} density {d} layout {i}"
             assert optimal_steps(grid, start) is not None, where
             without_door = reachable(grid, start, blocked={WALL, DOOR})
-            assert tuple(lay.goal[i]) not in without_door, f"{where}: goal reachable without the door"
+            assert tuple(lay.goal[i]) not in without_door, (
+                f"{where}: goal reachable without the door"
+            )
             assert tuple(lay.key[i]) in without_door, f"{where}: key needs the door"
 
 
@@ -102,7 +122,9 @@ def test_plan_replayed_in_env_reaches_goal_in_optimal_steps(family):
     for (n, d), lay in family.items():
         for i in range(len(lay)):
             actions = plan(lay, i)
-            assert len(actions) == optimal_steps(lay.grid[i], lay.start[i]), f"size {n} density {d} layout {i}"
+            assert len(actions) == optimal_steps(lay.grid[i], lay.start[i]), (
+                f"size {n} density {d} layout {i}"
+            )
             env = gym.make("KeyDoorMaze-v0", size=n, layout=lay.subset([i]))
             env.reset(seed=0)
             total = 0.0
@@ -110,7 +132,9 @@ def test_plan_replayed_in_env_reaches_goal_in_optimal_steps(family):
                 _, reward, terminated, truncated, _ = env.step(a)
                 total += reward
                 assert not truncated
-                assert terminated == (t == len(actions) - 1), f"size {n} layout {i}: terminated at step {t}"
+                assert terminated == (t == len(actions) - 1), (
+                    f"size {n} layout {i}: terminated at step {t}"
+                )
             assert total == pytest.approx(STEP_REWARD * len(actions) + GOAL_REWARD)
 
 
@@ -119,8 +143,16 @@ def test_batched_stepper_matches_gym_env(family):
     outcomes = {"terminated": 0, "truncated": 0}
     for (n, _), lay in family.items():
         maze = BatchedMaze(lay, CAP_FACTOR * n, STEP_REWARD, GOAL_REWARD)
-        envs = [KeyDoorMazeEnv(size=n, cap_factor=CAP_FACTOR, step_reward=STEP_REWARD, goal_reward=GOAL_REWARD,
-                               layout=lay.subset([i])) for i in range(len(lay))]
+        envs = [
+            KeyDoorMazeEnv(
+                size=n,
+                cap_factor=CAP_FACTOR,
+                step_reward=STEP_REWARD,
+                goal_reward=GOAL_REWARD,
+                layout=lay.subset([i]),
+            )
+            for i in range(len(lay))
+        ]
         obs = maze.reset()
         for i, env in enumerate(envs):
             np.testing.assert_array_equal(env.reset()[0], obs[i])
@@ -133,10 +165,18 @@ def test_batched_stepper_matches_gym_env(family):
             for i in np.flatnonzero(active):
                 env_obs, env_reward, env_terminated, env_truncated, _ = envs[i].step(actions[i])
                 np.testing.assert_array_equal(env_obs, obs[i])
-                assert (env_reward, env_terminated, env_truncated) == (reward[i], terminated[i], truncated[i])
+                assert (env_reward, env_terminated, env_truncated) == (
+                    reward[i],
+                    terminated[i],
+                    truncated[i],
+                )
             finished = ~active
             np.testing.assert_array_equal(obs[finished], frozen[finished])
-            assert not reward[finished].any() and not terminated[finished].any() and not truncated[finished].any()
+            assert (
+                not reward[finished].any()
+                and not terminated[finished].any()
+                and not truncated[finished].any()
+            )
             outcomes["terminated"] += int(terminated.sum())
             outcomes["truncated"] += int(truncated.sum())
     assert outcomes["terminated"] and outcomes["truncated"], outcomes
@@ -161,25 +201,32 @@ def test_moves_follow_the_rules(family):
 
 
 def test_walls_border_and_closed_door_block_until_key_is_held():
-    grid = np.array([[EMPTY, EMPTY, WALL, EMPTY, EMPTY],
-                     [EMPTY, KEY, WALL, EMPTY, GOAL],
-                     [EMPTY, EMPTY, DOOR, EMPTY, EMPTY],
-                     [EMPTY, WALL, WALL, EMPTY, EMPTY],
-                     [EMPTY, EMPTY, WALL, EMPTY, EMPTY]], dtype=np.uint8)
+    grid = np.array(
+        [
+            [EMPTY, EMPTY, WALL, EMPTY, EMPTY],
+            [EMPTY, KEY, WALL, EMPTY, GOAL],
+            [EMPTY, EMPTY, DOOR, EMPTY, EMPTY],
+            [EMPTY, WALL, WALL, EMPTY, EMPTY],
+            [EMPTY, EMPTY, WALL, EMPTY, EMPTY],
+        ],
+        dtype=np.uint8,
+    )
     lay = Layouts(grid[None], np.array([[2, 0]]), np.array([0]))
     up, down, left, right = range(4)
-    script = [(left, (2, 0), False),   # border
-              (right, (2, 1), False),
-              (down, (2, 1), False),   # wall
-              (right, (2, 1), False),  # closed door
-              (up, (1, 1), True),      # picks up the key
-              (up, (0, 1), True),
-              (down, (1, 1), True),    # the key's cell is empty now
-              (down, (2, 1), True),
-              (right, (2, 2), True),   # the door opens for the key holder
-              (right, (2, 3), True),
-              (up, (1, 3), True),
-              (right, (1, 4), True)]   # goal
+    script = [
+        (left, (2, 0), False),  # border
+        (right, (2, 1), False),
+        (down, (2, 1), False),  # wall
+        (right, (2, 1), False),  # closed door
+        (up, (1, 1), True),  # picks up the key
+        (up, (0, 1), True),
+        (down, (1, 1), True),  # the key's cell is empty now
+        (down, (2, 1), True),
+        (right, (2, 2), True),  # the door opens for the key holder
+        (right, (2, 3), True),
+        (up, (1, 3), True),
+        (right, (1, 4), True),
+    ]  # goal
     env = gym.make("KeyDoorMaze-v0", size=5, layout=lay)
     obs, _ = env.reset()
     assert obs[2, 0] == AGENT and obs[1, 1] == KEY
@@ -192,8 +239,11 @@ def test_walls_border_and_closed_door_block_until_key_is_held():
     assert reward == pytest.approx(STEP_REWARD + GOAL_REWARD)
 
 
-# A drawn layout costs a batch of BFS per reset, and the checker resets often: large sizes run fixed.
-@pytest.mark.parametrize("size, fixed", [(5, False), (8, False), (13, False), (5, True), (30, True)])
+# A drawn layout costs a batch of BFS per reset, and the checker resets often: large sizes run
+# fixed.
+@pytest.mark.parametrize(
+    "size, fixed", [(5, False), (8, False), (13, False), (5, True), (30, True)]
+)
 def test_gymnasium_env_checker_passes(size, fixed):
     layout = layout_family.generate(size, 1, np.random.default_rng(size), 0.2) if fixed else None
     env = gym.make("KeyDoorMaze-v0", size=size, layout=layout)

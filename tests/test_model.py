@@ -1,5 +1,6 @@
 """The model's mathematics: RoPE's relative property, the causal mask, the shared checks every
 registered encoding passes, and the checkpoint's refusals."""
+
 import dataclasses
 import math
 
@@ -15,8 +16,19 @@ from dtpe.state_encoders import STATE_ENCODERS
 from dtpe.state_encoders import create as create_state_encoder
 from dtpe.state_encoders.cnn_coord import CoordCNNStateEncoder
 
-CFG = dict(d_model=32, n_heads=2, n_layers=2, ffn_mult=4, dropout=0.0, context=6,
-           state_encoder="cnn", item_dim=4, encoder_filters=8, view_radius=2, rtg_scale=1.0)
+CFG = dict(
+    d_model=32,
+    n_heads=2,
+    n_layers=2,
+    ffn_mult=4,
+    dropout=0.0,
+    context=6,
+    state_encoder="cnn",
+    item_dim=4,
+    encoder_filters=8,
+    view_radius=2,
+    rtg_scale=1.0,
+)
 
 
 def state_encoder(name):
@@ -30,8 +42,12 @@ def make(encoding, **kw):
 
 def inputs(b=2, t=5, n=8, seed=1):
     g = torch.Generator().manual_seed(seed)
-    return (torch.rand(b, t, generator=g), torch.randint(0, 6, (b, t, n, n), generator=g),
-            torch.randint(0, 4, (b, t), generator=g), torch.arange(t).repeat(b, 1))
+    return (
+        torch.rand(b, t, generator=g),
+        torch.randint(0, 6, (b, t, n, n), generator=g),
+        torch.randint(0, 4, (b, t), generator=g),
+        torch.arange(t).repeat(b, 1),
+    )
 
 
 def test_rope_scores_depend_only_on_offset():
@@ -51,7 +67,9 @@ def test_rotate_half_equals_complex_multiplication():
     x, pos = torch.randn(2, 3, 7, 16), torch.arange(7) * 13
     pairs = torch.complex(x[..., :8], x[..., 8:])  # (x_i, x_{i+d/2}) as one complex number
     rotated = pairs * torch.polar(torch.ones(7, 8), rope_angles(pos, 16))
-    assert torch.allclose(apply_rope(x, pos), torch.cat([rotated.real, rotated.imag], -1), atol=1e-5)
+    assert torch.allclose(
+        apply_rope(x, pos), torch.cat([rotated.real, rotated.imag], -1), atol=1e-5
+    )
 
 
 def test_rope_theta_is_the_protocols():
@@ -85,7 +103,9 @@ class TestEveryEncoding:
         model = make(encoding)
         for n in (5, 8, 20):
             rtg, states, actions, t = inputs(n=n)
-            logits, weights = model(rtg, model.encode_states(states), actions, t, need_attention=True)
+            logits, weights = model(
+                rtg, model.encode_states(states), actions, t, need_attention=True
+            )
             assert logits.shape == (2, 5, 4) and weights.shape == (2, 2, 15, 15)
             assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 15), atol=1e-5)
             assert torch.all(weights.triu(1) == 0)
@@ -108,21 +128,27 @@ class TestEveryEncoding:
             rows = torch.tensor([0, 1, 2] if step < 3 else [0, 2])
             cache.rows = rows
             w = slice(0, step + 1)
-            cached = model.next_action(rtg[rows, w], emb[rows, w], actions[rows, w], t[rows, w], cache)
+            cached = model.next_action(
+                rtg[rows, w], emb[rows, w], actions[rows, w], t[rows, w], cache
+            )
             whole = model(rtg[rows, w], emb[rows, w], actions[rows, w], t[rows, w])[:, -1]
             assert torch.allclose(cached, whole, atol=1e-5), step
         assert cache.tokens == 3 * 6 - 1
         # A sliding window (later timesteps, k from 0 again) runs whole, without a cache.
         sliding = model.next_action(rtg[:, 2:], emb[:, 2:], actions[:, 2:], t[:, 2:])
-        assert torch.allclose(sliding, model(rtg[:, 2:], emb[:, 2:], actions[:, 2:], t[:, 2:])[:, -1], atol=1e-5)
+        assert torch.allclose(
+            sliding, model(rtg[:, 2:], emb[:, 2:], actions[:, 2:], t[:, 2:])[:, -1], atol=1e-5
+        )
 
     def test_checkpoint_round_trip(self, encoding, tmp_path):
         model = make(encoding)
         checkpoint.save(model, tmp_path / "m")
         loaded = checkpoint.load(tmp_path / "m", model.cfg)
         rtg, states, actions, t = inputs()
-        assert torch.equal(model(rtg, model.encode_states(states), actions, t),
-                           loaded(rtg, loaded.encode_states(states), actions, t))
+        assert torch.equal(
+            model(rtg, model.encode_states(states), actions, t),
+            loaded(rtg, loaded.encode_states(states), actions, t),
+        )
 
 
 def test_training_drops_attention_on_every_path(monkeypatch):
@@ -134,6 +160,7 @@ def test_training_drops_attention_on_every_path(monkeypatch):
     def spy(*args, dropout_p=0.0, **kw):
         calls.append(dropout_p)
         return sdpa(*args, dropout_p=dropout_p, **kw)
+
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
     model = make("rope", dropout=0.25, n_layers=2)
     rtg, states, actions, t = inputs()
@@ -181,6 +208,7 @@ def test_checkpoint_refusals(tmp_path):
 
 def test_sinusoidal_timestep_is_bounded_and_distinct():
     from dtpe.encodings.sinusoidal import sinusoids
+
     table = sinusoids(torch.arange(200), 32)
     assert table.abs().max() <= 1 + 1e-6
     assert torch.cdist(table, table).add(torch.eye(200) * 10).min() > 1e-3
@@ -213,7 +241,9 @@ def test_encoder_is_a_convolution_over_embedded_items(name):
     x = encoder.items(grids).permute(0, 3, 1, 2)
     if name == "cnn_coord":
         axis = torch.linspace(-1, 1, 7)
-        x = torch.cat([x, torch.stack(torch.meshgrid(axis, axis, indexing="ij")).expand(3, -1, -1, -1)], 1)
+        x = torch.cat(
+            [x, torch.stack(torch.meshgrid(axis, axis, indexing="ij")).expand(3, -1, -1, -1)], 1
+        )
     reference = encoder.out(encoder.conv(x))
     ours = encoder(grids)
     assert torch.allclose(ours, reference, atol=1e-6)

@@ -2,6 +2,7 @@
 Snakemake and DVC each build everything; an evaluation-only change reruns evaluation and what
 follows but no training, in both; DVC adopts Snakemake's outputs; and a fresh clone that pulls
 the cached results from a local DVC remote is accepted by Snakemake as complete."""
+
 import json
 import os
 import shutil
@@ -11,13 +12,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 BIN = Path(sys.executable).parent
-TOOL_ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-            "DVC_NO_ANALYTICS": "1"}
+TOOL_ENV = {
+    **os.environ,
+    "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+    "DVC_NO_ANALYTICS": "1",
+}
 PROJECT = ["Snakefile", "dvc.yaml", ".dvcignore", ".gitignore", "workflow", "src"]
 
 pytestmark = pytest.mark.slow
@@ -26,7 +32,10 @@ pytestmark = pytest.mark.slow
 def run(cwd, *cmd, check=True):
     done = subprocess.run(cmd, cwd=cwd, env=TOOL_ENV, capture_output=True, text=True)
     if check and done.returncode:
-        raise AssertionError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({done.returncode}):\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
     return done
 
 
@@ -46,7 +55,12 @@ def make_project(path: Path, raw: dict) -> Path:
     for name in PROJECT:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, path / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            shutil.copytree(
+                src,
+                path / name,
+                symlinks=True,
+                ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
+            )
         elif src.exists():
             shutil.copy(src, path / name)
     (path / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -69,16 +83,26 @@ def planned_rules(path: Path) -> set:
     out = run(path, "snakemake", "-n", "--cores", "2").stdout
     if "Nothing to be done" in out:
         return set()
-    table = out[out.index("Job stats:"):].split("\n\n")[0].splitlines()[3:]
+    table = out[out.index("Job stats:") :].split("\n\n")[0].splitlines()[3:]
     return {line.split()[0] for line in table if line.split() and line.split()[0] != "total"}
 
 
 def dvc_ran(output: str) -> set:
-    return {line.split("'")[1].split("@")[0] for line in output.splitlines() if line.startswith("Running stage")}
+    return {
+        line.split("'")[1].split("@")[0]
+        for line in output.splitlines()
+        if line.startswith("Running stage")
+    }
 
 
-OUTPUTS = ["figures/REPORT.md", "figures/fig3_success_by_grid.png", "results/stats/metrics.json",
-           "results/tables/success_by_grid.md", "results/eval/context/learned_s1.csv", "models/rope_s2/model.safetensors"]
+OUTPUTS = [
+    "figures/REPORT.md",
+    "figures/fig3_success_by_grid.png",
+    "results/stats/metrics.json",
+    "results/tables/success_by_grid.md",
+    "results/eval/context/learned_s1.csv",
+    "models/rope_s2/model.safetensors",
+]
 
 
 def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
@@ -115,8 +139,17 @@ def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
 def test_dvc_repro_builds_everything_and_reruns_only_evaluation(tmp_path):
     project = make_project(tmp_path / "project", e2e_params())
     first = run(project, "dvc", "repro").stdout
-    assert {"data", "train", "evaluate_grid", "evaluate_context", "attention", "stats", "tables", "figures",
-            "report"} <= dvc_ran(first)
+    assert {
+        "data",
+        "train",
+        "evaluate_grid",
+        "evaluate_context",
+        "attention",
+        "stats",
+        "tables",
+        "figures",
+        "report",
+    } <= dvc_ran(first)
     for out in OUTPUTS:
         assert (project / out).is_file(), out
     set_param(project, "evaluate", "contexts", [6, 12])

@@ -7,6 +7,7 @@ Needs root (the daemons, and /etc/slurm/slurm.conf: the plugin's job step drops 
 config must sit at the default path; whatever was there is put back). SLURM comes from the Debian
 packages slurm-wlm and munge, installed here with apt-get when missing; where that is impossible
 the test is skipped, saying why."""
+
 import os
 import re
 import shutil
@@ -18,7 +19,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
 from test_pipeline import OUTPUTS, TOOL_ENV, e2e_params, make_project, planned_rules
 
@@ -44,17 +44,25 @@ def ensure_slurm_installed() -> None:
     if all(which(name) for name in DAEMONS + CLIENTS):
         return
     if os.geteuid() != 0 or not which("apt-get"):
-        pytest.skip("SLURM is not installed (Debian packages slurm-wlm, munge) and cannot be installed here: "
-                    "that needs root and apt-get")
+        pytest.skip(
+            "SLURM is not installed (Debian packages slurm-wlm, munge) "
+            "and cannot be installed here: "
+            "that needs root and apt-get"
+        )
     apt_env = {**ENV, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd, timeout in ((["apt-get", "update", "-q"], 300),
-                         (["apt-get", "install", "-y", "-q", "slurm-wlm", "munge"], 900)):
+    for cmd, timeout in (
+        (["apt-get", "update", "-q"], 300),
+        (["apt-get", "install", "-y", "-q", "slurm-wlm", "munge"], 900),
+    ):
         try:
             done = subprocess.run(cmd, env=apt_env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             pytest.skip(f"`{' '.join(cmd)}` took longer than {timeout} s")
         if done.returncode:
-            pytest.skip(f"`{' '.join(cmd)}` failed ({done.returncode}): {(done.stdout + done.stderr)[-500:]}")
+            pytest.skip(
+                f"`{' '.join(cmd)}` failed ({done.returncode}): "
+                f"{(done.stdout + done.stderr)[-500:]}"
+            )
     missing = [name for name in DAEMONS + CLIENTS if not which(name)]
     if missing:
         pytest.skip(f"slurm-wlm and munge installed, yet {missing} are not on PATH")
@@ -115,7 +123,9 @@ def wait_until_idle(node: str, daemons: dict, logs: Path, timeout: float = 90) -
     deadline, state = time.monotonic() + timeout, ""
     while time.monotonic() < deadline and all(p.poll() is None for p in daemons.values()):
         try:
-            state = slurm("sinfo", "--noheader", "--nodes", node, "--format", "%T", timeout=10).stdout.strip()
+            state = slurm(
+                "sinfo", "--noheader", "--nodes", node, "--format", "%T", timeout=10
+            ).stdout.strip()
         except subprocess.TimeoutExpired:
             state = "(sinfo timed out)"
         if state == "idle":
@@ -123,7 +133,9 @@ def wait_until_idle(node: str, daemons: dict, logs: Path, timeout: float = 90) -
         time.sleep(1)
     exited = {name: p.returncode for name, p in daemons.items() if p.poll() is not None}
     tails = "\n".join(f"--- {f.name}\n{f.read_text()[-1500:]}" for f in sorted(logs.glob("*")))
-    raise AssertionError(f"node {node} not idle (state {state!r}, daemons exited: {exited}):\n{tails}")
+    raise AssertionError(
+        f"node {node} not idle (state {state!r}, daemons exited: {exited}):\n{tails}"
+    )
 
 
 def controller_running() -> bool:
@@ -153,9 +165,14 @@ def slurm_cluster(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("starting slurmctld/slurmd and writing /etc/slurm/slurm.conf needs root")
     if SLURM_CONF.exists() and controller_running():
-        pytest.skip(f"a SLURM controller configured by {SLURM_CONF} is running here; the test leaves it alone")
+        pytest.skip(
+            f"a SLURM controller configured by {SLURM_CONF} is running here; "
+            "the test leaves it alone"
+        )
 
-    partition = yaml.safe_load((ROOT / PROFILE / "config.yaml").read_text())["default-resources"]["slurm_partition"]
+    partition = yaml.safe_load((ROOT / PROFILE / "config.yaml").read_text())["default-resources"][
+        "slurm_partition"
+    ]
     host = socket.gethostname().split(".")[0]
     base = tmp_path_factory.mktemp("slurm")
     for sub in ["munge", "state", "spool", "run", "log"]:
@@ -173,16 +190,24 @@ def slurm_cluster(tmp_path_factory):
         SLURM_CONF.parent.mkdir(parents=True, exist_ok=True)
         SLURM_CONF.write_text(slurm_conf(base, host, partition))
         commands = {
-            "munged": [which("munged"), "--foreground", "--force", f"--key-file={key}",
-                       f"--socket={base}/munge/munge.socket", f"--pid-file={base}/run/munged.pid",
-                       f"--seed-file={base}/munge/munged.seed", f"--log-file={logs}/munged.log"],
+            "munged": [
+                which("munged"),
+                "--foreground",
+                "--force",
+                f"--key-file={key}",
+                f"--socket={base}/munge/munge.socket",
+                f"--pid-file={base}/run/munged.pid",
+                f"--seed-file={base}/munge/munged.seed",
+                f"--log-file={logs}/munged.log",
+            ],
             "slurmctld": [which("slurmctld"), "-D"],
             "slurmd": [which("slurmd"), "-D", "-N", host],
         }
         for name, cmd in commands.items():
             with open(logs / f"{name}.out", "w") as out:
-                daemons[name] = subprocess.Popen(cmd, env=ENV, stdout=out, stderr=subprocess.STDOUT,
-                                                 stdin=subprocess.DEVNULL)
+                daemons[name] = subprocess.Popen(
+                    cmd, env=ENV, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                )
             if name == "munged":
                 for _ in range(50):
                     if (base / "munge" / "munge.socket").exists():
@@ -206,22 +231,33 @@ def slurm_cluster(tmp_path_factory):
 
 def job_counts(log: str) -> dict:
     """Jobs per rule from the first job-stats table Snakemake prints."""
-    table = log[log.index("Job stats:"):].split("\n\n")[0].splitlines()[3:]
+    table = log[log.index("Job stats:") :].split("\n\n")[0].splitlines()[3:]
     return {row.split()[0]: int(row.split()[1]) for row in table if len(row.split()) == 2}
 
 
 def planned_resources(*args: str) -> dict:
     """rule -> the resources of its first job, from a dry run with the SLURM profile."""
-    out = subprocess.run(["snakemake", "-n", "--forceall", "--profile", PROFILE, *args], cwd=ROOT, env=ENV,
-                         capture_output=True, text=True, check=True, timeout=300).stdout
+    out = subprocess.run(
+        ["snakemake", "-n", "--forceall", "--profile", PROFILE, *args],
+        cwd=ROOT,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout
     planned = {}
-    for rule, resources in re.findall(r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", out, re.M):
+    for rule, resources in re.findall(
+        r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", out, re.M
+    ):
         planned.setdefault(rule, dict(item.split("=", 1) for item in resources.split(", ")))
     return planned
 
 
 def test_profile_asks_a_gpu_for_training_only_and_scales_it_with_the_model():
-    gpu_partition = yaml.safe_load((ROOT / PROFILE / "config.yaml").read_text())["set-resources"]["train"]["slurm_partition"]
+    gpu_partition = yaml.safe_load((ROOT / PROFILE / "config.yaml").read_text())["set-resources"][
+        "train"
+    ]["slurm_partition"]
     default, study = planned_resources(), planned_resources("--configfile", "params-study.yaml")
     assert study["train"]["gpu"] == "1" and study["train"]["slurm_partition"] == gpu_partition
     assert [rule for rule, resources in study.items() if "gpu" in resources] == ["train"]
@@ -241,18 +277,35 @@ def test_tiny_project_runs_through_the_slurm_executor(slurm_cluster, tmp_path):
     # The profile as shipped, but no GPU (the node has none; this --set-resources replaces the
     # profile's block, so training also lands in the one partition) and a first status check
     # after 5 s instead of 40: the tiny project's jobs last seconds.
-    cmd = ["snakemake", "--profile", PROFILE, "--set-resources", "train:gpu=0", "--jobs", "2",
-           "--slurm-init-seconds-before-status-checks", "5"]
+    cmd = [
+        "snakemake",
+        "--profile",
+        PROFILE,
+        "--set-resources",
+        "train:gpu=0",
+        "--jobs",
+        "2",
+        "--slurm-init-seconds-before-status-checks",
+        "5",
+    ]
     started = time.monotonic()
     try:
-        done = subprocess.run(cmd, cwd=project, env=ENV, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        done = subprocess.run(
+            cmd, cwd=project, env=ENV, capture_output=True, text=True, timeout=RUN_TIMEOUT
+        )
     except subprocess.TimeoutExpired as timeout:
-        raise AssertionError(f"snakemake on SLURM took over {RUN_TIMEOUT} s:\n{str(timeout.stderr)[-3000:]}")
+        raise AssertionError(
+            f"snakemake on SLURM took over {RUN_TIMEOUT} s:\n{str(timeout.stderr)[-3000:]}"
+        )
     log = done.stdout + done.stderr
     if done.returncode:
-        slurm_logs = "\n".join(f"--- {f}\n{f.read_text()[-1500:]}"
-                               for f in sorted((project / ".snakemake/slurm_logs").rglob("*.log")))
-        raise AssertionError(f"snakemake on SLURM failed ({done.returncode}):\n{log[-4000:]}\n{slurm_logs}")
+        slurm_logs = "\n".join(
+            f"--- {f}\n{f.read_text()[-1500:]}"
+            for f in sorted((project / ".snakemake/slurm_logs").rglob("*.log"))
+        )
+        raise AssertionError(
+            f"snakemake on SLURM failed ({done.returncode}):\n{log[-4000:]}\n{slurm_logs}"
+        )
     print(f"tiny project on SLURM: {time.monotonic() - started:.0f} s")
 
     for out in OUTPUTS:
@@ -261,7 +314,9 @@ def test_tiny_project_runs_through_the_slurm_executor(slurm_cluster, tmp_path):
 
     # Every job but the target rule ran as a SLURM job of this run, and each one completed.
     run_id = re.search(r"SLURM run ID: (\S+)", log).group(1)
-    jobs = slurm("squeue", "--states=all", "--noheader", "--name", run_id, "--format", "%i|%T").stdout.split()
+    jobs = slurm(
+        "squeue", "--states=all", "--noheader", "--name", run_id, "--format", "%i|%T"
+    ).stdout.split()
     expected = sum(n for rule, n in job_counts(log).items() if rule not in ("all", "total"))
     assert expected and len(jobs) == expected, (expected, jobs)
     assert all(job.endswith("|COMPLETED") for job in jobs), jobs

@@ -1,5 +1,6 @@
 """Statistics on synthetic sweeps with known answers: means and stds by hand, Cohen's d, the
 named tests against scipy called directly, N/A that stays N/A, and one seed without a crash."""
+
 import dataclasses
 import json
 import math
@@ -17,8 +18,14 @@ SIZES = [8, 10]
 LAYOUTS = 5
 CONTEXTS = [6, 9]  # 6 is the training context; the learned table cannot run at 9
 # Layouts solved per (encoding, size), one count per seed: layout i succeeds if i < count.
-SOLVED = {("learned", 8): [5, 5, 5], ("sinusoidal", 8): [5, 5, 5], ("rope", 8): [5, 5, 5],
-          ("learned", 10): [2, 1, 0], ("sinusoidal", 10): [5, 4, 3], ("rope", 10): [5, 4, 3]}
+SOLVED = {
+    ("learned", 8): [5, 5, 5],
+    ("sinusoidal", 8): [5, 5, 5],
+    ("rope", 8): [5, 5, 5],
+    ("learned", 10): [2, 1, 0],
+    ("sinusoidal", 10): [5, 4, 3],
+    ("rope", 10): [5, 4, 3],
+}
 
 
 def episodes(encoding, seed_index, seed, context, applicable=True) -> pd.DataFrame:
@@ -27,10 +34,19 @@ def episodes(encoding, seed_index, seed, context, applicable=True) -> pd.DataFra
         for layout in range(LAYOUTS):
             success = layout < SOLVED[(encoding, size)][seed_index]
             optimal = layout + 3
-            rows.append({"encoding": encoding, "seed": seed, "grid_size": size, "context": context,
-                         "layout_id": layout, "success": int(success) if applicable else np.nan,
-                         "steps": (optimal + 1 if success else 5 * size) if applicable else np.nan,
-                         "optimal_steps": optimal, "applicable": applicable})
+            rows.append(
+                {
+                    "encoding": encoding,
+                    "seed": seed,
+                    "grid_size": size,
+                    "context": context,
+                    "layout_id": layout,
+                    "success": int(success) if applicable else np.nan,
+                    "steps": (optimal + 1 if success else 5 * size) if applicable else np.nan,
+                    "optimal_steps": optimal,
+                    "applicable": applicable,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -38,8 +54,16 @@ def metrics(encoding_index, seed) -> pd.DataFrame:
     epochs = np.arange(1, 4)
     train = 1.0 / epochs + 0.1 * encoding_index + 0.01 * seed
     val = train + 0.05
-    return pd.DataFrame({"epoch": epochs, "train_loss": train, "val_loss": val, "val_success": 0.2 * epochs + 0.01 * seed,
-                         "overfit_gap": val - train, "seconds": 2.0})
+    return pd.DataFrame(
+        {
+            "epoch": epochs,
+            "train_loss": train,
+            "val_loss": val,
+            "val_success": 0.2 * epochs + 0.01 * seed,
+            "overfit_gap": val - train,
+            "seconds": 2.0,
+        }
+    )
 
 
 def attention(encoding, seed, width=4) -> dict:
@@ -47,10 +71,19 @@ def attention(encoding, seed, width=4) -> dict:
     heat = np.tril(np.ones((n, n)))
     heat /= heat.sum(1, keepdims=True)
     applicable = encoding != "learned"
-    return {"encoding": encoding, "seed": seed, "grid_size": 10,
-            "distance_decay": [float(np.diagonal(heat, -d).mean()) for d in range(n)], "heatmap": heat.tolist(),
-            "translation": {"applicable": applicable, "mean_abs_diff": 1e-6 * seed if applicable else None,
-                            "max_abs_diff": 1e-5 * seed if applicable else None, "shift": 20}}
+    return {
+        "encoding": encoding,
+        "seed": seed,
+        "grid_size": 10,
+        "distance_decay": [float(np.diagonal(heat, -d).mean()) for d in range(n)],
+        "heatmap": heat.tolist(),
+        "translation": {
+            "applicable": applicable,
+            "mean_abs_diff": 1e-6 * seed if applicable else None,
+            "max_abs_diff": 1e-5 * seed if applicable else None,
+            "shift": 20,
+        },
+    }
 
 
 def write_inputs(root, seeds=SEEDS) -> dict:
@@ -63,14 +96,26 @@ def write_inputs(root, seeds=SEEDS) -> dict:
                 path = root / "eval" / sweep / f"{name}.csv"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 contexts = CONTEXTS[:1] if sweep == "grid" else CONTEXTS
-                frame = pd.concat([episodes(encoding, s_index, seed, c, applicable=not (encoding == "learned" and c > 6))
-                                   for c in contexts])
+                frame = pd.concat(
+                    [
+                        episodes(
+                            encoding,
+                            s_index,
+                            seed,
+                            c,
+                            applicable=not (encoding == "learned" and c > 6),
+                        )
+                        for c in contexts
+                    ]
+                )
                 frame.to_csv(path, index=False)
                 paths[sweep].append(path)
             path = root / "train" / name / "metrics.csv"
             path.parent.mkdir(parents=True)
             metrics(e_index, seed).to_csv(path, index=False)
-            (path.parent / "test.json").write_text(json.dumps({"split": "test", "success": 0.9 + 0.01 * s_index}))
+            (path.parent / "test.json").write_text(
+                json.dumps({"split": "test", "success": 0.9 + 0.01 * s_index})
+            )
             paths["metrics"].append(path)
             path = root / "attention" / f"{name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,14 +125,18 @@ def write_inputs(root, seeds=SEEDS) -> dict:
 
 
 def synthetic_params(params, seeds=SEEDS):
-    return dataclasses.replace(params, study=dataclasses.replace(params.study, encodings=ENCODINGS, seeds=seeds))
+    return dataclasses.replace(
+        params, study=dataclasses.replace(params.study, encodings=ENCODINGS, seeds=seeds)
+    )
 
 
 def run_stats(tmp_path, params, seeds=SEEDS):
     paths = write_inputs(tmp_path / "results", seeds)
     out = tmp_path / "stats"
     out.mkdir()
-    stats.run(synthetic_params(params, seeds), paths["grid"], paths["context"], paths["metrics"], out)
+    stats.run(
+        synthetic_params(params, seeds), paths["grid"], paths["context"], paths["metrics"], out
+    )
     return out, paths
 
 
@@ -137,11 +186,17 @@ def test_context_not_applicable_stays_nan(stats_dir):
 def test_training_final_epoch_from_folder_names(stats_dir):
     table = read(stats_dir, "training").set_index("encoding")
     seeds = np.array(SEEDS)
-    assert table.loc["rope", "train_loss_mean"] == pytest.approx(np.mean(1 / 3 + 0.2 + 0.01 * seeds))
-    assert table.loc["rope", "val_success_pct_mean"] == pytest.approx(100 * np.mean(0.6 + 0.01 * seeds))
+    assert table.loc["rope", "train_loss_mean"] == pytest.approx(
+        np.mean(1 / 3 + 0.2 + 0.01 * seeds)
+    )
+    assert table.loc["rope", "val_success_pct_mean"] == pytest.approx(
+        100 * np.mean(0.6 + 0.01 * seeds)
+    )
     assert table.loc["learned", "train_seconds_mean"] == pytest.approx(6.0)
     assert table.loc["learned", "epoch_mean"] == 3
-    assert table.loc["rope", "test_success_pct_mean"] == pytest.approx(100 * np.mean(0.9 + 0.01 * np.arange(len(SEEDS))))
+    assert table.loc["rope", "test_success_pct_mean"] == pytest.approx(
+        100 * np.mean(0.9 + 0.01 * np.arange(len(SEEDS)))
+    )
     assert table.loc["rope", "test_success_pct_min"] == pytest.approx(90.0)
 
 
@@ -156,7 +211,8 @@ def test_effect_size_and_named_tests_match_scipy(stats_dir):
     per_layout_rope = [1, 1, 1, 2 / 3, 1 / 3]
     per_layout_learned = [2 / 3, 1 / 3, 0, 0, 0]
     assert row.layout_test_p == pytest.approx(
-        sps.wilcoxon(per_layout_rope, per_layout_learned, zero_method="zsplit").pvalue)
+        sps.wilcoxon(per_layout_rope, per_layout_learned, zero_method="zsplit").pvalue
+    )
     assert bool(row.seed_test_significant) == (row.seed_test_p < 0.05)
     same = table.loc[(10, "sinusoidal")]
     assert same.cohens_d == 0.0 and same.layout_test_p == 1.0  # identical on every layout

@@ -1,5 +1,6 @@
 """Training: windows aligned at k = 0, the recorded positions, resuming, the fast path against
 the plain fp32 fully padded reference, and batched evaluation against one episode at a time."""
+
 import dataclasses
 import json
 import shutil
@@ -31,9 +32,18 @@ def test_windows_start_at_k0_and_mask_padding(tiny_data, tiny_params):
 
 
 def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_params, tmp_path):
-    p = dataclasses.replace(tiny_params, train=dataclasses.replace(tiny_params.train, precision="fp32"))
+    p = dataclasses.replace(
+        tiny_params, train=dataclasses.replace(tiny_params.train, precision="fp32")
+    )
     full = train.train(p, "rope", 1, tiny_data, tmp_path / "a", tmp_path / "am", tmp_path / "ar", 1)
-    assert list(full.columns) == ["epoch", "train_loss", "val_loss", "val_success", "overfit_gap", "seconds"]
+    assert list(full.columns) == [
+        "epoch",
+        "train_loss",
+        "val_loss",
+        "val_success",
+        "overfit_gap",
+        "seconds",
+    ]
     assert np.allclose(full.overfit_gap, full.val_loss - full.train_loss)
     positions = json.loads((tmp_path / "am" / "positions.json").read_text())
     assert positions["context"] == 6 and len(positions["k_histogram"]) == 6
@@ -41,7 +51,9 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     test = json.loads((tmp_path / "am" / "test.json").read_text())
     n_test = len(dataset.load_split_layouts(tiny_data, "test")[0])
     assert test["layouts"] == n_test and test["grid_size"] == 8
-    assert test["success"] * n_test == pytest.approx(round(test["success"] * n_test))  # a share of whole episodes
+    assert test["success"] * n_test == pytest.approx(
+        round(test["success"] * n_test)
+    )  # a share of whole episodes
     assert not (tmp_path / "ar" / "last.pt").exists()
 
     # An interrupted run: killed during epoch 2's validation, after epoch 1's checkpoint.
@@ -58,11 +70,15 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     evaluate.rollout = interrupt
     try:
         with pytest.raises(KeyboardInterrupt):
-            train.train(p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1)
+            train.train(
+                p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1
+            )
     finally:
         evaluate.rollout = real_rollout
     assert resume.exists() and not (tmp_path / "b").exists()
-    resumed = train.train(p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1)
+    resumed = train.train(
+        p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1
+    )
     a = checkpoint.load(tmp_path / "a").state_dict()
     b = checkpoint.load(tmp_path / "b").state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -73,10 +89,19 @@ def test_resume_key_covers_params_data_and_code(tiny_data, tiny_params, tmp_path
     """A resume checkpoint of other params, a seed, or an older version of any module is ignored."""
     key = train.run_key(tiny_params, "rope", 1, tiny_data)
     assert train.run_key(tiny_params, "rope", 2, tiny_data) != key
-    assert train.run_key(dataclasses.replace(tiny_params, train=dataclasses.replace(tiny_params.train, lr=0.5)),
-                         "rope", 1, tiny_data) != key
+    assert (
+        train.run_key(
+            dataclasses.replace(tiny_params, train=dataclasses.replace(tiny_params.train, lr=0.5)),
+            "rope",
+            1,
+            tiny_data,
+        )
+        != key
+    )
     package = tmp_path / "dtpe"
-    shutil.copytree(Path(train.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(train.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
+    )
     monkeypatch.setattr(train, "__file__", str(package / "train.py"))
     assert train.run_key(tiny_params, "rope", 1, tiny_data) == key
     rope = package / "encodings" / "rope.py"
@@ -95,7 +120,12 @@ def test_fast_path_loss_tracks_plain_fp32(tiny_data, tiny_params):
         rng = np.random.default_rng(0)
         losses[name] = []
         for _ in range(30):
-            loss = train.batch_loss(model, train.windows(eps, rng.integers(0, 100, 32), 6, rng, full), torch.device("cpu"), precision)
+            loss = train.batch_loss(
+                model,
+                train.windows(eps, rng.integers(0, 100, 32), 6, rng, full),
+                torch.device("cpu"),
+                precision,
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -111,11 +141,15 @@ def test_validation_loss_is_the_mean_over_every_action(tiny_data, tiny_params):
     eps = dataset.load(tiny_data / "val.safetensors")
     assert (np.diff(eps["offsets"]) < 20).mean() > 0.5
     torch.manual_seed(0)
-    model = DecisionTransformer(dataclasses.replace(ModelConfig.from_params(tiny_params.model, "rope"), context=20)).eval()
+    model = DecisionTransformer(
+        dataclasses.replace(ModelConfig.from_params(tiny_params.model, "rope"), context=20)
+    ).eval()
     everything = train.windows(eps, np.arange(len(eps["offsets"]) - 1), 20, None, full_padding=True)
     with torch.no_grad():
         expected = train.batch_loss(model, everything, torch.device("cpu"), "fp32").item()
-    assert train.validation_loss(model, eps, 20, 4, torch.device("cpu"), "fp32") == pytest.approx(expected, rel=1e-6)
+    assert train.validation_loss(model, eps, 20, 4, torch.device("cpu"), "fp32") == pytest.approx(
+        expected, rel=1e-6
+    )
 
 
 def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params):
@@ -123,7 +157,9 @@ def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params)
     model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "sinusoidal")).eval()
     lay, _ = dataset.load_suite(tiny_data, 10)
     batched = evaluate.rollout(model, lay, tiny_params.env, 6, 1.0)
-    single = [evaluate.rollout(model, lay.subset([i]), tiny_params.env, 6, 1.0) for i in range(len(lay))]
+    single = [
+        evaluate.rollout(model, lay.subset([i]), tiny_params.env, 6, 1.0) for i in range(len(lay))
+    ]
     assert (batched["steps"] == np.concatenate([s["steps"] for s in single])).all()
     assert (batched["success"] == np.concatenate([s["success"] for s in single])).all()
     assert (batched["steps"] <= tiny_params.env.cap(10)).all()
@@ -132,32 +168,46 @@ def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params)
 def test_learned_context_sweep_reports_not_applicable(tiny_data, tiny_params):
     torch.manual_seed(0)
     model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "learned")).eval()
-    rows = evaluate.sweep(model, tiny_params, tiny_data, "learned", 1, tiny_params.evaluate.contexts)
+    rows = evaluate.sweep(
+        model, tiny_params, tiny_data, "learned", 1, tiny_params.evaluate.contexts
+    )
     na = rows[rows.context == 9]
     assert not na.applicable.any() and na.success.isna().all()
-    assert rows[rows.context == 6].applicable.all() and rows[rows.context == 6].success.notna().all()
+    assert (
+        rows[rows.context == 6].applicable.all() and rows[rows.context == 6].success.notna().all()
+    )
 
 
 @pytest.mark.parametrize("encoding", ["learned", "rope"])
-def test_context_sweep_reuses_the_grid_sweep(tiny_data, tiny_params, tmp_path, monkeypatch, encoding):
+def test_context_sweep_reuses_the_grid_sweep(
+    tiny_data, tiny_params, tmp_path, monkeypatch, encoding
+):
     """The context sweep takes the grid sweep's suites at the training context from its CSV: the
     file it writes is byte for byte the one it writes playing them again."""
     torch.manual_seed(0)
     model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, encoding)).eval()
     contexts = tiny_params.evaluate.contexts
-    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, [tiny_params.model.context]).to_csv(tmp_path / "grid.csv", index=False)
-    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts).to_csv(tmp_path / "played.csv", index=False)
+    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, [tiny_params.model.context]).to_csv(
+        tmp_path / "grid.csv", index=False
+    )
+    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts).to_csv(
+        tmp_path / "played.csv", index=False
+    )
     played = []
     real = evaluate.suite_rows
     monkeypatch.setattr(evaluate, "suite_rows", lambda *a: played.append(a[4]) or real(*a))
     grid = pd.read_csv(tmp_path / "grid.csv")
-    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts, grid).to_csv(tmp_path / "reused.csv", index=False)
+    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts, grid).to_csv(
+        tmp_path / "reused.csv", index=False
+    )
     assert (tmp_path / "reused.csv").read_bytes() == (tmp_path / "played.csv").read_bytes()
     assert played == [9] * len(tiny_params.data.suite_sizes)
     with pytest.raises(ValueError, match=f"not {encoding} seed 2"):
         evaluate.sweep(model, tiny_params, tiny_data, encoding, 2, contexts, grid)
     with pytest.raises(ValueError, match="columns"):
-        evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts, grid.drop(columns="steps"))
+        evaluate.sweep(
+            model, tiny_params, tiny_data, encoding, 1, contexts, grid.drop(columns="steps")
+        )
 
 
 @pytest.mark.parametrize("episodes,batch_size", [(3500, 16), (513, 32), (17, 7), (5000, 64)])
@@ -170,6 +220,8 @@ def test_batches_per_epoch_counts_length_buckets(episodes, batch_size):
 
 def test_cosine_schedule_decays_to_zero_and_constant_stays():
     cosine, constant = train.lr_factor("cosine", 100), train.lr_factor("constant", 100)
-    assert cosine(0) == 1.0 and cosine(50) == pytest.approx(0.5) and cosine(100) == pytest.approx(0.0)
+    assert (
+        cosine(0) == 1.0 and cosine(50) == pytest.approx(0.5) and cosine(100) == pytest.approx(0.0)
+    )
     assert all(np.diff([cosine(s) for s in range(101)]) <= 0)
     assert {constant(s) for s in (0, 50, 100)} == {1.0}

@@ -1,1 +1,2 @@
-"""dtpe: positional encodings and length generalization in Decision Transformers on Key-Door mazes."""
+"""dtpe: positional encodings and length generalization in Decision Transformers on Key-Door
+mazes."""

@@ -1,6 +1,7 @@
 """Outputs appear whole or not at all: each is written under a temporary name in the same
 folder and renamed into place, so an interrupted step never leaves a file that a rerun (or a
 workflow tool comparing timestamps) could take for a finished one."""
+
 from __future__ import annotations
 
 import os

@@ -8,7 +8,8 @@ steps concatenated, with offsets to cut them apart.
   rtg      (T,) float32      return-to-go: sum of this and all later rewards
   timesteps (T,) int32       t inside the episode, 0..L-1
   offsets  (E+1,) int64      episode e is steps offsets[e]:offsets[e+1]
-  layout_id (E,) int64       the layout's index in the generator's output (row e of grid is episode e's layout)
+  layout_id (E,) int64       the layout's index in the generator's output
+                             (row e of grid is episode e's layout)
   optimal  (E,) uint8        1 if the episode follows the BFS plan, 0 if it took detours
   success  (E,) uint8        1 if it reached the goal (else truncated at the cap)
   grid, start, optimal_steps: the episodes' layouts, as in a suite file
@@ -17,6 +18,7 @@ optimal_steps (L,) int64, layout_id (L,) int64.
 
 safetensors files are byte-deterministic (no timestamps, sorted header), unlike npz.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,7 +75,12 @@ def rollout_episodes(lay: Layouts, optimal: np.ndarray, detour_prob: float, env,
 
 
 def layout_arrays(lay: Layouts, optimal_steps: np.ndarray) -> dict:
-    return {"grid": lay.grid, "start": lay.start, "layout_id": lay.ids, "optimal_steps": optimal_steps}
+    return {
+        "grid": lay.grid,
+        "start": lay.start,
+        "layout_id": lay.ids,
+        "optimal_steps": optimal_steps,
+    }
 
 
 def build(params: Params, out_dir: Path) -> dict:
@@ -93,8 +100,12 @@ def build(params: Params, out_dir: Path) -> dict:
     for name, lo, hi in zip(SPLITS, bounds[:-1], bounds[1:]):
         part = np.sort(order[lo:hi])
         arrays = select_episodes(episodes, part)
-        arrays.update({"grid": lay.grid[part], "start": lay.start[part], "layout_id": lay.ids[part]})
-        save_file(arrays, str(out_dir / f"{name}.safetensors"), metadata={"size": str(d.train_size)})
+        arrays.update(
+            {"grid": lay.grid[part], "start": lay.start[part], "layout_id": lay.ids[part]}
+        )
+        save_file(
+            arrays, str(out_dir / f"{name}.safetensors"), metadata={"size": str(d.train_size)}
+        )
         summary["splits"][name] = describe(arrays)
 
     # Suites must be new layouts for every model: the exclusion set makes disjointness a
@@ -103,13 +114,23 @@ def build(params: Params, out_dir: Path) -> dict:
     suite_rng = np.random.default_rng(d.suite_seed)
     (out_dir / "suites").mkdir(exist_ok=True)
     for size in d.suite_sizes:
-        suite = layout_family.generate(size, d.suite_layouts, suite_rng, env.wall_density, exclude=seen)
+        suite = layout_family.generate(
+            size, d.suite_layouts, suite_rng, env.wall_density, exclude=seen
+        )
         seen |= {layout_family.fingerprint(g, s) for g, s in zip(suite.grid, suite.start)}
-        steps = CostToGo(suite).steps(suite.start, np.zeros(len(suite), bool), np.arange(len(suite)))
-        save_file(layout_arrays(suite, steps.astype(np.int64)), str(out_dir / "suites" / f"N{size}.safetensors"),
-                  metadata={"size": str(size)})
-        summary["suites"][str(size)] = {"layouts": len(suite), "optimal_steps_mean": float(steps.mean()),
-                                        "cap": env.cap(size)}
+        steps = CostToGo(suite).steps(
+            suite.start, np.zeros(len(suite), bool), np.arange(len(suite))
+        )
+        save_file(
+            layout_arrays(suite, steps.astype(np.int64)),
+            str(out_dir / "suites" / f"N{size}.safetensors"),
+            metadata={"size": str(size)},
+        )
+        summary["suites"][str(size)] = {
+            "layouts": len(suite),
+            "optimal_steps_mean": float(steps.mean()),
+            "cap": env.cap(size),
+        }
     check_disjoint(out_dir, d.suite_sizes)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
@@ -118,7 +139,11 @@ def build(params: Params, out_dir: Path) -> dict:
 def select_episodes(episodes: dict, index: np.ndarray) -> dict:
     """The episodes `index` (sorted) of an episodes dict, with offsets rebuilt."""
     off = episodes["offsets"]
-    steps = np.concatenate([np.arange(off[i], off[i + 1]) for i in index]) if len(index) else np.zeros(0, np.int64)
+    steps = (
+        np.concatenate([np.arange(off[i], off[i + 1]) for i in index])
+        if len(index)
+        else np.zeros(0, np.int64)
+    )
     lengths = off[index + 1] - off[index]
     out = {k: episodes[k][steps] for k in ("states", "actions", "rewards", "rtg", "timesteps")}
     out.update({k: episodes[k][index] for k in ("optimal", "success", "optimal_steps")})
@@ -129,20 +154,30 @@ def select_episodes(episodes: dict, index: np.ndarray) -> dict:
 def describe(arrays: dict) -> dict:
     lengths = np.diff(arrays["offsets"])
     hist = np.bincount(lengths)
-    return {"episodes": int(len(lengths)), "steps": int(lengths.sum()),
-            "optimal_episodes": int(arrays["optimal"].sum()), "success_rate": float(arrays["success"].mean()),
-            "length_mean": float(lengths.mean()), "length_max": int(lengths.max()),
-            "length_histogram": {int(k): int(v) for k, v in enumerate(hist) if v}}
+    return {
+        "episodes": int(len(lengths)),
+        "steps": int(lengths.sum()),
+        "optimal_episodes": int(arrays["optimal"].sum()),
+        "success_rate": float(arrays["success"].mean()),
+        "length_mean": float(lengths.mean()),
+        "length_max": int(lengths.max()),
+        "length_histogram": {int(k): int(v) for k, v in enumerate(hist) if v},
+    }
 
 
 def check_disjoint(data_dir: Path, suite_sizes) -> None:
     seen = {}
-    for name in [f"{s}.safetensors" for s in SPLITS] + [f"suites/N{n}.safetensors" for n in suite_sizes]:
+    for name in [f"{s}.safetensors" for s in SPLITS] + [
+        f"suites/N{n}.safetensors" for n in suite_sizes
+    ]:
         arrays = load_file(str(data_dir / name))
         for g, s in zip(arrays["grid"], arrays["start"]):
             code = layout_family.fingerprint(g, s)
             if code in seen:
-                raise DataError(f"layout in {name} repeats one in {seen[code]}: suites must be disjoint from training layouts")
+                raise DataError(
+                    f"layout in {name} repeats one in {seen[code]}: "
+                    "suites must be disjoint from training layouts"
+                )
             seen[code] = name
 
 

@@ -1,4 +1,5 @@
 """The Gymnasium front end of the Key-Door maze, registered as ``KeyDoorMaze-v0``."""
+
 from __future__ import annotations
 
 import gymnasium as gym
@@ -6,7 +7,7 @@ import numpy as np
 from gymnasium import spaces
 
 from dtpe import layouts
-from dtpe.maze import N_CODES, N_ACTIONS, Layouts, render, transition
+from dtpe.maze import N_ACTIONS, N_CODES, Layouts, render, transition
 
 
 class KeyDoorMazeEnv(gym.Env):
@@ -35,12 +36,23 @@ class KeyDoorMazeEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, size: int = 8, wall_density: float = 0.2, cap_factor: int = 5,
-                 step_reward: float = -0.01, goal_reward: float = 1.0, layout: Layouts | None = None):
+    def __init__(
+        self,
+        size: int = 8,
+        wall_density: float = 0.2,
+        cap_factor: int = 5,
+        step_reward: float = -0.01,
+        goal_reward: float = 1.0,
+        layout: Layouts | None = None,
+    ):
         self.size = layouts.check_size(size)
         if layout is not None and (len(layout) != 1 or layout.size != self.size):
-            # The observation space is sized from `size`; a mismatched layout would break it silently.
-            raise ValueError(f"layout must be one layout of side {self.size}, got {len(layout)} of side {layout.size}")
+            # The observation space is sized from `size`; a mismatched layout would break it
+            # silently.
+            raise ValueError(
+                f"layout must be one layout of side {self.size}, "
+                f"got {len(layout)} of side {layout.size}"
+            )
         self.wall_density, self.cap = wall_density, cap_factor * self.size
         self.step_reward, self.goal_reward = step_reward, goal_reward
         self.fixed_layout = layout
@@ -49,7 +61,9 @@ class KeyDoorMazeEnv(gym.Env):
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
-        self.layout = self.fixed_layout or layouts.generate(self.size, 1, self.np_random, self.wall_density)
+        self.layout = self.fixed_layout or layouts.generate(
+            self.size, 1, self.np_random, self.wall_density
+        )
         self.pos = self.layout.start.copy()
         self.has_key = np.zeros(1, dtype=bool)
         self.t = 0
@@ -59,7 +73,9 @@ class KeyDoorMazeEnv(gym.Env):
         return render(self.layout.grid, self.pos, self.has_key)[0]
 
     def step(self, action):
-        self.pos, self.has_key, at_goal = transition(self.layout.grid, self.pos, self.has_key, np.array([int(action)]))
+        self.pos, self.has_key, at_goal = transition(
+            self.layout.grid, self.pos, self.has_key, np.array([int(action)])
+        )
         self.t += 1
         terminated = bool(at_goal[0])
         truncated = not terminated and self.t >= self.cap

@@ -4,6 +4,7 @@ once when it is observed and kept; the window is the last `context` timesteps, r
 k = 0..w-1 at every step (aligned at its first timestep, as in training).
 
 A failed episode counts the steps it took, i.e. the cap."""
+
 from __future__ import annotations
 
 from contextlib import nullcontext
@@ -17,7 +18,17 @@ from dtpe.encodings import NotApplicable
 from dtpe.maze import BatchedMaze, Layouts
 from dtpe.model import TOKENS_PER_STEP, KVCache
 
-COLUMNS = ["encoding", "seed", "grid_size", "context", "layout_id", "success", "steps", "optimal_steps", "applicable"]
+COLUMNS = [
+    "encoding",
+    "seed",
+    "grid_size",
+    "context",
+    "layout_id",
+    "success",
+    "steps",
+    "optimal_steps",
+    "applicable",
+]
 
 
 def autocast(device: torch.device, precision: str):
@@ -27,7 +38,9 @@ def autocast(device: torch.device, precision: str):
 
 
 @torch.no_grad()
-def rollout(model, lay: Layouts, env, context: int, target_return: float, precision: str = "fp32") -> dict:
+def rollout(
+    model, lay: Layouts, env, context: int, target_return: float, precision: str = "fp32"
+) -> dict:
     """Greedy episodes of `model` on every layout; returns success (bool) and steps (int) arrays."""
     model.encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work
     dev = next(model.parameters()).device
@@ -49,10 +62,17 @@ def rollout(model, lay: Layouts, env, context: int, target_return: float, precis
         lo = max(0, t + 1 - context)
         cache.rows = active
         with autocast(dev, precision):
-            state_emb[active, t] = model.encode_states(torch.from_numpy(obs).to(dev)[active]).float()
+            state_emb[active, t] = model.encode_states(
+                torch.from_numpy(obs).to(dev)[active]
+            ).float()
             rtg[active, t] = current_rtg[active]
-            logits = model.next_action(rtg[active, lo:t + 1], state_emb[active, lo:t + 1], actions[active, lo:t + 1],
-                                       timesteps[lo:t + 1].expand(len(active), -1), cache if lo == 0 else None)
+            logits = model.next_action(
+                rtg[active, lo : t + 1],
+                state_emb[active, lo : t + 1],
+                actions[active, lo : t + 1],
+                timesteps[lo : t + 1].expand(len(active), -1),
+                cache if lo == 0 else None,
+            )
         choice = torch.zeros(b, dtype=torch.long, device=dev)
         choice[active] = logits.argmax(-1)
         actions[:, t] = choice
@@ -65,18 +85,40 @@ def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) 
     """One row per episode of a suite, played in batches of evaluate.batch_size; N/A rows if the
     encoding cannot run at this context."""
     ev = params.evaluate
-    base = pd.DataFrame({"encoding": encoding, "seed": seed, "grid_size": lay.size, "context": context,
-                         "layout_id": lay.ids, "optimal_steps": optimal_steps})
+    base = pd.DataFrame(
+        {
+            "encoding": encoding,
+            "seed": seed,
+            "grid_size": lay.size,
+            "context": context,
+            "layout_id": lay.ids,
+            "optimal_steps": optimal_steps,
+        }
+    )
     try:
-        parts = [rollout(model, lay.subset(slice(i, i + ev.batch_size)), env, context, ev.target_return,
-                         ev.precision) for i in range(0, len(lay), ev.batch_size)]
+        parts = [
+            rollout(
+                model,
+                lay.subset(slice(i, i + ev.batch_size)),
+                env,
+                context,
+                ev.target_return,
+                ev.precision,
+            )
+            for i in range(0, len(lay), ev.batch_size)
+        ]
     except NotApplicable:
         return base.assign(success=np.nan, steps=np.nan, applicable=False)[COLUMNS]
-    return base.assign(success=np.concatenate([p["success"] for p in parts]).astype(int),
-                       steps=np.concatenate([p["steps"] for p in parts]), applicable=True)[COLUMNS]
+    return base.assign(
+        success=np.concatenate([p["success"] for p in parts]).astype(int),
+        steps=np.concatenate([p["steps"] for p in parts]),
+        applicable=True,
+    )[COLUMNS]
 
 
-def sweep(model, params, data_dir, encoding, seed, contexts, done: pd.DataFrame | None = None) -> pd.DataFrame:
+def sweep(
+    model, params, data_dir, encoding, seed, contexts, done: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every evaluation suite at every context in `contexts`. Suites at a context that `done` (rows
     of an earlier sweep of this model, e.g. the grid sweep's) holds are taken from it, not played
     again."""
@@ -89,8 +131,15 @@ def sweep(model, params, data_dir, encoding, seed, contexts, done: pd.DataFrame 
             rows = None if done is None else done[(done.grid_size == size) & (done.context == c)]
             if rows is None or rows.empty:
                 rows = suite_rows(model, lay, optimal_steps, params.env, c, params, encoding, seed)
-            elif set(rows.encoding) != {encoding} or set(rows.seed) != {seed} or not np.array_equal(rows.layout_id, lay.ids):
-                raise ValueError(f"the rows to reuse for {size}x{size} at context {c} are not {encoding} seed {seed} "
-                                 f"on this suite's layouts")
+            elif (
+                set(rows.encoding) != {encoding}
+                or set(rows.seed) != {seed}
+                or not np.array_equal(rows.layout_id, lay.ids)
+            ):
+                raise ValueError(
+                    f"the rows to reuse for {size}x{size} at context {c} "
+                    f"are not {encoding} seed {seed} "
+                    f"on this suite's layouts"
+                )
             frames.append(rows)
     return pd.concat(frames, ignore_index=True)

@@ -6,6 +6,7 @@ the door cannot be passed without the key: every layout forces key -> door -> go
 walls fall at random (`wall_density`) except on the door's two neighbours; each layout is then
 turned by one of the 8 symmetries of the square, and kept only if BFS solves it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,7 +27,8 @@ def check_size(size) -> int:
 
 
 def _pick(free: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random True cell per grid of `free` (B, N, N), as (B, 2); each grid needs one."""
+    """One uniformly random True cell per grid of `free` (B, N, N), as (B, 2); each grid needs
+    one."""
     scores = np.where(free, rng.random(free.shape), -1.0).reshape(len(free), -1)
     return np.stack(np.divmod(scores.argmax(1), free.shape[-1]), 1)
 
@@ -56,7 +58,9 @@ def _candidates(size: int, count: int, rng: np.random.Generator, wall_density: f
     return grid
 
 
-def generate(size, count: int, rng: np.random.Generator, wall_density: float, exclude=frozenset()) -> Layouts:
+def generate(
+    size, count: int, rng: np.random.Generator, wall_density: float, exclude=frozenset()
+) -> Layouts:
     """`count` solvable layouts of side `size`, none of whose grids (as bytes) is in `exclude`
     or repeated. Layout ids are 0..count-1."""
     size = check_size(size)
@@ -68,7 +72,9 @@ def generate(size, count: int, rng: np.random.Generator, wall_density: float, ex
         start = np.stack(np.divmod((grids.reshape(len(grids), -1) == AGENT).argmax(1), size), 1)
         grids[grids == AGENT] = EMPTY
         batch = Layouts(grids, start, np.arange(len(grids)))
-        steps = CostToGo(batch).steps(start, np.zeros(len(grids), dtype=bool), np.arange(len(grids)))
+        steps = CostToGo(batch).steps(
+            start, np.zeros(len(grids), dtype=bool), np.arange(len(grids))
+        )
         for i in np.flatnonzero(steps < UNREACHABLE):
             code = fingerprint(grids[i], start[i])
             if code not in seen and len(kept) < count:

@@ -6,6 +6,7 @@ A maze is a static layout (walls, door, key, goal; no agent) plus a state (agent
 holds-key flag). The observation renders the state into the layout: the key leaves the grid
 once picked up, so the grid alone tells whether the agent holds it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -103,7 +104,9 @@ class BatchedMaze:
     def step(self, actions: np.ndarray):
         """Returns (obs, reward, terminated, truncated), each over all B mazes."""
         active = ~self.done
-        pos, has_key, at_goal = transition(self.layouts.grid, self.pos, self.has_key, np.asarray(actions))
+        pos, has_key, at_goal = transition(
+            self.layouts.grid, self.pos, self.has_key, np.asarray(actions)
+        )
         self.pos = np.where(active[:, None], pos, self.pos)
         self.has_key = np.where(active, has_key, self.has_key)
         self.t += active

@@ -6,6 +6,7 @@ timestep inside the window (0..T-1, shared by the step's three tokens) goes thro
 encoding under study. Windows are aligned at their first timestep (k = 0) and padded at the
 end: with a causal mask, real tokens never see the padding, so no padding mask is needed.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,17 +50,28 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
 
-    def forward(self, x, positions, encoding, need_weights=False, cache: "LayerCache | None" = None,
-                keep: slice | None = None):
+    def forward(
+        self,
+        x,
+        positions,
+        encoding,
+        need_weights=False,
+        cache: "LayerCache | None" = None,
+        keep: slice | None = None,
+    ):
         """keep: the tokens whose outputs are wanted (all if None); every token still gives its
         key and value."""
         b, t, d = x.shape
-        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)  # (B, H, T, dh) each
+        q, k, v = (
+            self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        )  # (B, H, T, dh) each
         q, k = encoding.rotate(q, k, positions)
         if cache is not None:
             k, v = cache.extend(k, v)
         total = k.shape[2]
-        at = torch.arange(total - t, total, device=x.device)  # the queries' places among the keys (cached first)
+        at = torch.arange(
+            total - t, total, device=x.device
+        )  # the queries' places among the keys (cached first)
         if keep is not None:
             q, at = q[:, :, keep], at[keep]
         weights = None
@@ -69,7 +81,9 @@ class SelfAttention(nn.Module):
         else:
             causal = at[:, None] >= torch.arange(total, device=x.device)  # (queries, total)
             if need_weights:
-                scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])  # (B, H, queries, total)
+                scores = (q @ k.transpose(-1, -2)) / math.sqrt(
+                    q.shape[-1]
+                )  # (B, H, queries, total)
                 weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
                 out = weights.to(v.dtype) @ v
             else:
@@ -84,11 +98,17 @@ class Block(nn.Module):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.attn = SelfAttention(cfg)
-        self.ffn = nn.Sequential(nn.Linear(cfg.d_model, cfg.ffn_mult * cfg.d_model), nn.GELU(),
-                                 nn.Linear(cfg.ffn_mult * cfg.d_model, cfg.d_model), nn.Dropout(cfg.dropout))
+        self.ffn = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.ffn_mult * cfg.d_model),
+            nn.GELU(),
+            nn.Linear(cfg.ffn_mult * cfg.d_model, cfg.d_model),
+            nn.Dropout(cfg.dropout),
+        )
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, positions, encoding, need_weights=False, cache=None, keep: slice | None = None):
+    def forward(
+        self, x, positions, encoding, need_weights=False, cache=None, keep: slice | None = None
+    ):
         a, weights = self.attn(self.ln1(x), positions, encoding, need_weights, cache, keep)
         x = (x if keep is None else x[:, keep]) + self.drop(a)
         return x + self.ffn(self.ln2(x)), weights
@@ -119,13 +139,22 @@ class DecisionTransformer(nn.Module):
         """The window's tokens (B, 3T, D) with their positions k (3T,)."""
         b, t, d = state_emb.shape
         self.encoding.check(torch.tensor([k_offset + t - 1]))
-        tokens = self.embed_ln(torch.stack([self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)], 2))  # (B, T, 3, D)
+        tokens = self.embed_ln(
+            torch.stack(
+                [self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)],
+                2,
+            )
+        )  # (B, T, 3, D)
         tokens = tokens + sinusoids(timesteps, d).to(tokens.dtype)[:, :, None, :]
         x = tokens.reshape(b, TOKENS_PER_STEP * t, d)  # (B, 3T, D)
-        positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(TOKENS_PER_STEP)  # (3T,)
+        positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(
+            TOKENS_PER_STEP
+        )  # (3T,)
         return self.drop(self.encoding.add_to_input(x, positions)), positions
 
-    def forward(self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False):
+    def forward(
+        self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False
+    ):
         """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
         Returns action logits (B, T, 4), read at each state token, and, if asked, the final
         layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
@@ -136,8 +165,12 @@ class DecisionTransformer(nn.Module):
             x, _ = block(x, positions, self.encoding)
         # The last layer's RTG and action tokens feed no later layer and no logit: it runs the
         # state tokens' queries alone, unless its whole attention map is asked for.
-        x, weights = last(x, positions, self.encoding, need_attention, keep=None if need_attention else states)
-        logits = self.head(self.ln_f(x[:, states] if need_attention else x))  # state tokens, (B, T, 4)
+        x, weights = last(
+            x, positions, self.encoding, need_attention, keep=None if need_attention else states
+        )
+        logits = self.head(
+            self.ln_f(x[:, states] if need_attention else x)
+        )  # state tokens, (B, T, 4)
         return (logits, weights) if need_attention else logits
 
     def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
@@ -145,15 +178,24 @@ class DecisionTransformer(nn.Module):
         start at 0 (the window's last action is not yet chosen: a placeholder no state token
         sees). With a cache, only the tokens after the cached ones run through the blocks,
         which is exact as long as every cached token keeps its k, i.e. while the window grows."""
-        first = 0 if cache is None else cache.tokens // TOKENS_PER_STEP  # first timestep not wholly cached
-        x, positions = self.embed(rtg[:, first:], state_emb[:, first:], actions[:, first:], timesteps[:, first:], first)
+        first = (
+            0 if cache is None else cache.tokens // TOKENS_PER_STEP
+        )  # first timestep not wholly cached
+        x, positions = self.embed(
+            rtg[:, first:], state_emb[:, first:], actions[:, first:], timesteps[:, first:], first
+        )
         skip = 0 if cache is None else cache.tokens - TOKENS_PER_STEP * first
         x, positions = x[:, skip:-1], positions[skip:-1]
         new_tokens = x.shape[1]
         # The last layer's other tokens feed no later layer: only their keys and values count.
         for i, block in enumerate(self.blocks):
-            x, _ = block(x, positions, self.encoding, cache=None if cache is None else cache.layer(i),
-                         keep=slice(-1, None) if i == len(self.blocks) - 1 else None)
+            x, _ = block(
+                x,
+                positions,
+                self.encoding,
+                cache=None if cache is None else cache.layer(i),
+                keep=slice(-1, None) if i == len(self.blocks) - 1 else None,
+            )
         if cache is not None:
             cache.tokens += new_tokens
         return self.head(self.ln_f(x[:, -1]))
@@ -187,8 +229,8 @@ class LayerCache:
             shape = (c.batch, k.shape[1], c.max_tokens, k.shape[3])
             c.keys[i], c.values[i] = k.new_zeros(shape), v.new_zeros(shape)
         end = c.tokens + k.shape[2]
-        c.keys[i][c.rows, :, c.tokens:end] = k
-        c.values[i][c.rows, :, c.tokens:end] = v
+        c.keys[i][c.rows, :, c.tokens : end] = k
+        c.values[i][c.rows, :, c.tokens : end] = v
         return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
 
 

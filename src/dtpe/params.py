@@ -1,5 +1,6 @@
 """params.yaml: loading, validation (JSON schema, then the cross-field rules a schema cannot say)
 and one typed dataclass per group. Every stage validates the whole file before any work."""
+
 from __future__ import annotations
 
 import math
@@ -156,7 +157,9 @@ def schema() -> dict:
 _Validator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)))
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    ),
+)
 
 
 def _key(path) -> str:
@@ -164,7 +167,8 @@ def _key(path) -> str:
 
 
 def check(raw: dict) -> Params:
-    """Validates a params mapping and returns it typed; raises ParamsError naming the failing key."""
+    """Validates a params mapping and returns it typed; raises ParamsError naming the failing
+    key."""
     if not isinstance(raw, dict):
         raise ParamsError("params: expected a mapping of groups")
     errors = sorted(_Validator(schema()).iter_errors(raw), key=lambda e: list(e.path))
@@ -184,18 +188,34 @@ def _check_semantics(p: Params) -> None:
         raise ParamsError(f"params key data.split: fractions sum to {total}, not 1")
     for name in p.study.encodings:
         if name not in ENCODINGS:
-            raise ParamsError(f"params key study.encodings: unknown encoding {name!r}; registered: {sorted(ENCODINGS)}")
+            raise ParamsError(
+                f"params key study.encodings: unknown encoding {name!r}; "
+                f"registered: {sorted(ENCODINGS)}"
+            )
     if p.stats.reference not in p.study.encodings:
-        raise ParamsError(f"params key stats.reference: {p.stats.reference!r} is not in study.encodings")
+        raise ParamsError(
+            f"params key stats.reference: {p.stats.reference!r} is not in study.encodings"
+        )
     if p.model.state_encoder not in STATE_ENCODERS:
-        raise ParamsError(f"params key model.state_encoder: unknown {p.model.state_encoder!r}; registered: {sorted(STATE_ENCODERS)}")
+        raise ParamsError(
+            f"params key model.state_encoder: unknown {p.model.state_encoder!r}; "
+            f"registered: {sorted(STATE_ENCODERS)}"
+        )
     if p.model.d_model % p.model.n_heads or (p.model.d_model // p.model.n_heads) % 2:
-        raise ParamsError(f"params key model.n_heads: d_model {p.model.d_model} must split into {p.model.n_heads} heads of even size")
+        raise ParamsError(
+            f"params key model.n_heads: d_model {p.model.d_model} must split into "
+            f"{p.model.n_heads} heads of even size"
+        )
     if p.model.d_model % 2:
-        raise ParamsError("params key model.d_model: must be even (sinusoidal encodings pair sin and cos)")
+        raise ParamsError(
+            "params key model.d_model: must be even (sinusoidal encodings pair sin and cos)"
+        )
     split_counts = split_sizes(p.data.episodes, p.data.split)
     if min(split_counts.values()) < 1:
-        raise ParamsError(f"params key data.episodes: {p.data.episodes} episodes leave a split empty: {split_counts}")
+        raise ParamsError(
+            f"params key data.episodes: {p.data.episodes} episodes leave a split empty: "
+            f"{split_counts}"
+        )
 
 
 def split_sizes(episodes: int, split: dict) -> dict:

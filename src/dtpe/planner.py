@@ -6,6 +6,7 @@ environment. The result is a cost-to-go table: optimal steps from every state, f
 optimal action of every state follows. A sub-optimal episode is the same policy with random
 detours (see dataset.py).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,15 +28,21 @@ class CostToGo:
         # (actions, states): reducing over the short leading axis is several times faster
         self.next_state = np.empty((N_ACTIONS, states), dtype=np.int64)
         for a in range(N_ACTIONS):
-            npos, nkey, _ = transition(layouts.grid, pos, key.astype(bool), np.full(states, a), layout)
-            self.next_state[a] = np.ravel_multi_index((layout, nkey, npos[:, 0], npos[:, 1]), (b, 2, n, n))
+            npos, nkey, _ = transition(
+                layouts.grid, pos, key.astype(bool), np.full(states, a), layout
+            )
+            self.next_state[a] = np.ravel_multi_index(
+                (layout, nkey, npos[:, 0], npos[:, 1]), (b, 2, n, n)
+            )
         goal_state = (row == layouts.goal[layout, 0]) & (col == layouts.goal[layout, 1])
         # Level-synchronous BFS on the reversed graph: a state's distance is one more than its
         # best successor's; it settles after at most (longest shortest path) sweeps.
         dist = np.where(goal_state, 0, UNREACHABLE).astype(np.int64)
         while True:
             best = dist[self.next_state].min(0)
-            relaxed = np.where(goal_state, 0, np.minimum(dist, np.where(best < UNREACHABLE, best + 1, UNREACHABLE)))
+            relaxed = np.where(
+                goal_state, 0, np.minimum(dist, np.where(best < UNREACHABLE, best + 1, UNREACHABLE))
+            )
             if np.array_equal(relaxed, dist):
                 break
             dist = relaxed
@@ -46,7 +53,9 @@ class CostToGo:
         """Optimal steps to the goal (UNREACHABLE if none) of B states."""
         return self.dist[layout_index, has_key.astype(np.int64), pos[:, 0], pos[:, 1]]
 
-    def optimal_action(self, pos: np.ndarray, has_key: np.ndarray, layout_index: np.ndarray) -> np.ndarray:
+    def optimal_action(
+        self, pos: np.ndarray, has_key: np.ndarray, layout_index: np.ndarray
+    ) -> np.ndarray:
         """The first action (lowest index on ties) whose successor is one step closer."""
         n = self.size
         state = ((layout_index * 2 + has_key.astype(np.int64)) * n + pos[:, 0]) * n + pos[:, 1]
@@ -54,7 +63,8 @@ class CostToGo:
 
 
 def plan(layouts: Layouts, index: int = 0) -> list[int]:
-    """The optimal action sequence from layout `index`'s start (empty if the goal is unreachable)."""
+    """The optimal action sequence from layout `index`'s start (empty if the goal is
+    unreachable)."""
     one = layouts.subset([index])
     ctg = CostToGo(one)
     pos, has_key, zero = one.start.copy(), np.zeros(1, dtype=bool), np.zeros(1, dtype=np.int64)

@@ -1,6 +1,7 @@
 """figures/REPORT.md: the study's outputs in one page. Findings stated from the numbers, the
 five figures (linked relative to the report), the five Markdown tables, RoPE's translation check
 per encoding, the wall time of each step, the code version and the params file used."""
+
 from __future__ import annotations
 
 import json
@@ -15,21 +16,47 @@ from dtpe import atomic
 from dtpe.params import load
 
 FIGURES = (
-    ("fig1_maze", "Figure 1. A Key-Door maze from the largest evaluation suite, the agent at its start."),
-    ("fig2_training", "Figure 2. Training dynamics per encoding: train and validation loss, validation success, "
-                      "overfitting gap; mean over seeds, band ±1 std."),
-    ("fig3_success_by_grid", "Figure 3. Success against grid size per encoding; error bars ±1 std over seeds."),
-    ("fig4_attention", "Figure 4. Final-layer attention: distance decay (left) and mean attention maps per encoding."),
-    ("fig5_effect_sizes", "Figure 5. Cohen's d of the reference encoding against each other one, per grid size, "
-                          "with significance marks."),
+    (
+        "fig1_maze",
+        "Figure 1. A Key-Door maze from the largest evaluation suite, the agent at its start.",
+    ),
+    (
+        "fig2_training",
+        "Figure 2. Training dynamics per encoding: train and validation loss, validation success, "
+        "overfitting gap; mean over seeds, band ±1 std.",
+    ),
+    (
+        "fig3_success_by_grid",
+        "Figure 3. Success against grid size per encoding; error bars ±1 std over seeds.",
+    ),
+    (
+        "fig4_attention",
+        "Figure 4. Final-layer attention: distance decay (left) "
+        "and mean attention maps per encoding.",
+    ),
+    (
+        "fig5_effect_sizes",
+        "Figure 5. Cohen's d of the reference encoding against each other one, per grid size, "
+        "with significance marks.",
+    ),
 )
-TABLES = (("training", "Training"), ("success_by_grid", "Success by grid size"),
-          ("steps_by_grid", "Steps by grid size"), ("context", "Success by context length"),
-          ("significance", "Effect sizes and significance"))
+TABLES = (
+    ("training", "Training"),
+    ("success_by_grid", "Success by grid size"),
+    ("steps_by_grid", "Steps by grid size"),
+    ("context", "Success by context length"),
+    ("significance", "Effect sizes and significance"),
+)
 
 
-def write(params_path: Path, tables_dir: Path, figures_dir: Path, attention_jsons, timings: dict[str, float] | None,
-          out: Path) -> None:
+def write(
+    params_path: Path,
+    tables_dir: Path,
+    figures_dir: Path,
+    attention_jsons,
+    timings: dict[str, float] | None,
+    out: Path,
+) -> None:
     params_path, tables_dir, out = Path(params_path), Path(tables_dir), Path(out)
     params = load(params_path)
     sections = [
@@ -39,9 +66,11 @@ def write(params_path: Path, tables_dir: Path, figures_dir: Path, attention_json
         "## Findings\n\n" + findings(params, tables_dir),
         "## Figures\n\n" + figures_section(Path(figures_dir), out.parent),
         "## Tables\n\n" + tables_section(tables_dir),
-        "## Translation invariance\n\n" + translation_section(attention_jsons, params.study.encodings),
+        "## Translation invariance\n\n"
+        + translation_section(attention_jsons, params.study.encodings),
         "## Wall time per step\n\n" + timings_section(timings),
-        f"## Parameters\n\n`{params_path.name}`:\n\n```yaml\n{params_path.read_text().rstrip()}\n```",
+        f"## Parameters\n\n`{params_path.name}`:\n\n"
+        f"```yaml\n{params_path.read_text().rstrip()}\n```",
     ]
     atomic.write_text(out, "\n\n".join(sections) + "\n")
 
@@ -49,10 +78,17 @@ def write(params_path: Path, tables_dir: Path, figures_dir: Path, attention_json
 def code_version(params_path: Path) -> str:
     """The commit, with -dirty if the package code or the params file differ from it; the
     pipeline's own outputs, tracked and rewritten while it runs, do not count."""
+
     def git(*args):
-        done = subprocess.run(["git", *args], cwd=params_path.resolve().parent, capture_output=True, text=True,
-                              timeout=30)
+        done = subprocess.run(
+            ["git", *args],
+            cwd=params_path.resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         return done.stdout.strip() if done.returncode == 0 else None
+
     try:
         head = git("rev-parse", "--short", "HEAD")
         changed = git("status", "--porcelain", "--", "src", params_path.name)
@@ -77,7 +113,11 @@ def p_text(p: float, alpha: float) -> str:
 def d_text(d: float) -> str:
     if math.isnan(d):
         return "undefined"
-    return f"{d:+.2f}" if math.isfinite(d) else ("+∞" if d > 0 else "−∞") + " (no spread between seeds)"
+    return (
+        f"{d:+.2f}"
+        if math.isfinite(d)
+        else ("+∞" if d > 0 else "−∞") + " (no spread between seeds)"
+    )
 
 
 def findings(params, tables_dir: Path) -> str:
@@ -86,9 +126,14 @@ def findings(params, tables_dir: Path) -> str:
     tests = pd.read_csv(tables_dir / "significance.csv")
     size, seeds = params.data.train_size, len(params.study.seeds)
     largest, grid = success.index.max(), frontier(success, params.study.encodings)
-    text = [f"Models were trained on {size}×{size} mazes only, {seeds} seed{'s' * (seeds != 1)} per encoding."]
+    text = [
+        f"Models were trained on {size}×{size} mazes only, "
+        f"{seeds} seed{'s' * (seeds != 1)} per encoding."
+    ]
     if grid != largest:
-        text.append(f"Above {grid}×{grid}, up to {largest}×{largest}, no encoding succeeds in any episode.")
+        text.append(
+            f"Above {grid}×{grid}, up to {largest}×{largest}, no encoding succeeds in any episode."
+        )
     text.append(leader_sentence(success, grid, params.study.encodings))
     text += test_sentences(tests, grid, params.stats.alpha)
     return " ".join(text)
@@ -107,24 +152,36 @@ def leader_sentence(success: pd.DataFrame, grid: int, encodings: list[str]) -> s
     best = max(row[f"{e}_mean"] for e in encodings)
     leaders = [e for e in encodings if row[f"{e}_mean"] == best]
     where = f"the largest grid ({grid}×{grid})" if grid == success.index.max() else f"{grid}×{grid}"
-    return (f"At {where} the highest mean success is reached by "
-            f"{' and '.join(leaders)}{' (tied)' if len(leaders) > 1 else ''}: "
-            + "; ".join(f"{e} {percent(row[f'{e}_mean'], row[f'{e}_std'])}" for e in encodings) + ".")
+    return (
+        f"At {where} the highest mean success is reached by "
+        f"{' and '.join(leaders)}{' (tied)' if len(leaders) > 1 else ''}: "
+        + "; ".join(f"{e} {percent(row[f'{e}_mean'], row[f'{e}_std'])}" for e in encodings)
+        + "."
+    )
 
 
 def test_sentences(tests: pd.DataFrame, grid: int, alpha: float) -> list[str]:
     text = []
     for t in tests[tests.grid_size == grid].itertuples():
-        text.append(f"{t.reference} − {t.other} at {grid}×{grid}: {t.success_diff_pct:+.1f} percentage points, "
-                    f"Cohen's d {d_text(t.cohens_d)}; Welch t-test over seeds {p_text(t.seed_test_p, alpha)}; "
-                    f"Wilcoxon signed-rank over {t.n_layouts} paired layouts {p_text(t.layout_test_p, alpha)}.")
+        text.append(
+            f"{t.reference} − {t.other} at {grid}×{grid}: "
+            f"{t.success_diff_pct:+.1f} percentage points, "
+            f"Cohen's d {d_text(t.cohens_d)}; "
+            f"Welch t-test over seeds {p_text(t.seed_test_p, alpha)}; "
+            f"Wilcoxon signed-rank over {t.n_layouts} paired layouts "
+            f"{p_text(t.layout_test_p, alpha)}."
+        )
     for (reference, other), rows in tests.groupby(["reference", "other"], sort=False):
         defined = rows.seed_test_p.notna().sum()
         hits = rows[rows.seed_test_p < alpha].grid_size
         where = f" ({', '.join(f'{n}×{n}' for n in hits)})" if len(hits) else ""
-        text.append(f"{reference} against {other} differs significantly (Welch, α = {alpha:g}) at {len(hits)} of "
-                    f"the {defined} grid sizes where the test is defined{where}." if defined else
-                    f"The Welch test of {reference} against {other} is undefined at every grid size.")
+        text.append(
+            f"{reference} against {other} differs significantly (Welch, α = {alpha:g}) "
+            f"at {len(hits)} of "
+            f"the {defined} grid sizes where the test is defined{where}."
+            if defined
+            else f"The Welch test of {reference} against {other} is undefined at every grid size."
+        )
     return text
 
 
@@ -137,8 +194,10 @@ def figures_section(figures_dir: Path, report_dir: Path) -> str:
 
 
 def tables_section(tables_dir: Path) -> str:
-    return "\n\n".join(f"### Table {i}. {title}\n\n{(tables_dir / f'{name}.md').read_text().rstrip()}"
-                       for i, (name, title) in enumerate(TABLES, start=1))
+    return "\n\n".join(
+        f"### Table {i}. {title}\n\n{(tables_dir / f'{name}.md').read_text().rstrip()}"
+        for i, (name, title) in enumerate(TABLES, start=1)
+    )
 
 
 def translation_section(attention_jsons, encodings: list[str]) -> str:
@@ -149,20 +208,37 @@ def translation_section(attention_jsons, encodings: list[str]) -> str:
     for encoding in [e for e in encodings if any(r["encoding"] == e for r in runs)]:
         checks = [r["translation"] for r in runs if r["encoding"] == encoding]
         applicable = all(c["applicable"] for c in checks)
-        rows.append({"Encoding": encoding, "Seeds": str(len(checks)), "Shift": str(checks[0]["shift"]),
-                     "Mean abs. diff": f"{sum(c['mean_abs_diff'] for c in checks) / len(checks):.2e}"
-                     if applicable else "N/A",
-                     "Max abs. diff": f"{max(c['max_abs_diff'] for c in checks):.2e}" if applicable else "N/A"})
+        rows.append(
+            {
+                "Encoding": encoding,
+                "Seeds": str(len(checks)),
+                "Shift": str(checks[0]["shift"]),
+                "Mean abs. diff": f"{sum(c['mean_abs_diff'] for c in checks) / len(checks):.2e}"
+                if applicable
+                else "N/A",
+                "Max abs. diff": f"{max(c['max_abs_diff'] for c in checks):.2e}"
+                if applicable
+                else "N/A",
+            }
+        )
     if not rows:
         return "No attention results."
-    note = ("Final-layer attention weights of the same window indexed from 0 and from `shift`; "
-            "0 means the map depends only on relative positions. N/A: the encoding cannot index that far.")
+    note = (
+        "Final-layer attention weights of the same window indexed from 0 and from `shift`; "
+        "0 means the map depends only on relative positions. "
+        "N/A: the encoding cannot index that far."
+    )
     return note + "\n\n" + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
 
 
 def timings_section(timings: dict[str, float] | None) -> str:
     if not timings:
         return "Wall time: not recorded (no Snakemake benchmark files for this run)."
-    rows = [{"Step": step, "Wall time (s)": f"{seconds:.1f}"} for step, seconds in sorted(timings.items())]
+    rows = [
+        {"Step": step, "Wall time (s)": f"{seconds:.1f}"}
+        for step, seconds in sorted(timings.items())
+    ]
     rows.append({"Step": "total (sum over jobs)", "Wall time (s)": f"{sum(timings.values()):.1f}"})
-    return "From Snakemake's benchmark files.\n\n" + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
+    return "From Snakemake's benchmark files.\n\n" + pd.DataFrame(rows).to_markdown(
+        index=False, disable_numparse=True
+    )

@@ -10,6 +10,7 @@ Episodes an encoding cannot run (applicable False) stay NaN: they are never fail
 Outputs in out_dir: training.csv, success_by_grid.csv, steps_by_grid.csv, context.csv,
 tests.csv, metrics.json.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,17 @@ import pandas as pd
 from scipy import stats as sps
 
 SEED_TEST = "Welch t-test (scipy.stats.ttest_ind, equal_var=False) on per-seed success %"
-LAYOUT_TEST = ("Wilcoxon signed-rank (scipy.stats.wilcoxon, zero_method='zsplit') on per-layout success "
-               "averaged over seeds")
+LAYOUT_TEST = (
+    "Wilcoxon signed-rank (scipy.stats.wilcoxon, zero_method='zsplit') on per-layout success "
+    "averaged over seeds"
+)
 STEPS_NOTE = "failed episodes count their steps up to the cap"
 RUN_FOLDER = re.compile(r"(?P<encoding>.+)_s(?P<seed>\d+)")
 
 
-def run(params, grid_csvs: list[Path], context_csvs: list[Path], metrics_csvs: list[Path], out_dir: Path) -> None:
+def run(
+    params, grid_csvs: list[Path], context_csvs: list[Path], metrics_csvs: list[Path], out_dir: Path
+) -> None:
     encodings = list(params.study.encodings)
     grid = ordered(read_episodes(grid_csvs), encodings)
     context = ordered(read_episodes(context_csvs), encodings)
@@ -39,8 +44,12 @@ def run(params, grid_csvs: list[Path], context_csvs: list[Path], metrics_csvs: l
         "steps_by_grid": steps_by_grid(grid),
         # The grid sweep runs at the training context, so its context is the 1x of the sweep.
         "context": context_success(context, int(grid.context.iloc[0])),
-        "tests": tests(grid, params.stats.reference, [e for e in encodings if e != params.stats.reference],
-                       params.stats.alpha),
+        "tests": tests(
+            grid,
+            params.stats.reference,
+            [e for e in encodings if e != params.stats.reference],
+            params.stats.alpha,
+        ),
     }
     out_dir = Path(out_dir)
     for name, frame in results.items():
@@ -64,8 +73,13 @@ def read_metrics(paths) -> pd.DataFrame:
         if run_name is None:
             raise ValueError(f"{path}: its folder must be named {{encoding}}_s{{seed}}")
         test = json.loads((path.parent / "test.json").read_text())
-        frames.append(pd.read_csv(path).assign(encoding=run_name["encoding"], seed=int(run_name["seed"]),
-                                               test_success=test["success"]))
+        frames.append(
+            pd.read_csv(path).assign(
+                encoding=run_name["encoding"],
+                seed=int(run_name["seed"]),
+                test_success=test["success"],
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -87,12 +101,30 @@ def training(metrics: pd.DataFrame) -> pd.DataFrame:
     encoding, the final weights' test-split success (also its worst seed), and the training
     time of a run."""
     final = metrics.sort_values("epoch").groupby(["encoding", "seed"], observed=True).tail(1)
-    seconds = metrics.groupby(["encoding", "seed"], observed=True).seconds.sum().rename("train_seconds")
-    per_seed = final.assign(val_success_pct=100 * final.val_success, test_success_pct=100 * final.test_success
-                            ).join(seconds, on=["encoding", "seed"])
-    summary = over_seeds(per_seed, ["encoding"], ["epoch", "train_loss", "val_loss", "val_success_pct", "overfit_gap",
-                                                  "test_success_pct", "train_seconds"])
-    worst = per_seed.groupby("encoding", observed=True).test_success_pct.min().rename("test_success_pct_min")
+    seconds = (
+        metrics.groupby(["encoding", "seed"], observed=True).seconds.sum().rename("train_seconds")
+    )
+    per_seed = final.assign(
+        val_success_pct=100 * final.val_success, test_success_pct=100 * final.test_success
+    ).join(seconds, on=["encoding", "seed"])
+    summary = over_seeds(
+        per_seed,
+        ["encoding"],
+        [
+            "epoch",
+            "train_loss",
+            "val_loss",
+            "val_success_pct",
+            "overfit_gap",
+            "test_success_pct",
+            "train_seconds",
+        ],
+    )
+    worst = (
+        per_seed.groupby("encoding", observed=True)
+        .test_success_pct.min()
+        .rename("test_success_pct_min")
+    )
     return summary.join(worst, on="encoding")
 
 
@@ -109,10 +141,16 @@ def success_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
 
 def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
     """Mean steps per episode, and its ratio to the mean BFS optimum, per seed then over seeds."""
-    per_seed = grid[grid.applicable].groupby(["grid_size", "encoding", "seed"], observed=True)[
-        ["steps", "optimal_steps"]].mean().reset_index()
+    per_seed = (
+        grid[grid.applicable]
+        .groupby(["grid_size", "encoding", "seed"], observed=True)[["steps", "optimal_steps"]]
+        .mean()
+        .reset_index()
+    )
     per_seed["ratio_to_optimal"] = per_seed.steps / per_seed.optimal_steps
-    summary = over_seeds(per_seed, ["grid_size", "encoding"], ["steps", "optimal_steps", "ratio_to_optimal"])
+    summary = over_seeds(
+        per_seed, ["grid_size", "encoding"], ["steps", "optimal_steps", "ratio_to_optimal"]
+    )
     return summary.drop(columns="optimal_steps_std").assign(note=STEPS_NOTE)
 
 
@@ -120,8 +158,11 @@ def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
     """Success averaged over grid sizes per context; NaN (never 0) where not applicable."""
     per_grid = per_seed_success(context, ["context", "encoding", "grid_size"])
     # skipna=False: a context that runs on some grid sizes only must not average those alone.
-    per_seed = per_grid.groupby(["context", "encoding", "seed"], observed=True).success_pct.agg(
-        lambda s: s.mean(skipna=False)).reset_index()
+    per_seed = (
+        per_grid.groupby(["context", "encoding", "seed"], observed=True)
+        .success_pct.agg(lambda s: s.mean(skipna=False))
+        .reset_index()
+    )
     summary = over_seeds(per_seed, ["context", "encoding"], ["success_pct"])
     applicable = context.groupby(["context", "encoding"], observed=True).applicable.all()
     summary = summary.join(applicable, on=["context", "encoding"])
@@ -140,7 +181,9 @@ def cohens_d(a, b) -> float:
 
 def welch_p(a, b) -> float:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # degenerate samples give NaN, reported as such
+        warnings.simplefilter(
+            "ignore", RuntimeWarning
+        )  # degenerate samples give NaN, reported as such
         return float(sps.ttest_ind(a, b, equal_var=False).pvalue)
 
 
@@ -159,25 +202,55 @@ def significant(p: float, alpha: float):
 def tests(grid: pd.DataFrame, reference: str, others: list[str], alpha: float) -> pd.DataFrame:
     """Per grid size, the reference encoding against each other one."""
     grid = grid[grid.applicable]
-    seeds = per_seed_success(grid, ["grid_size", "encoding"]).set_index(["grid_size", "encoding", "seed"])
-    layouts = grid.groupby(["grid_size", "layout_id", "encoding"], observed=True).success.mean().unstack("encoding")
-    rows = [{"grid_size": size, "reference": reference, "other": other,
-             **compare(seeds.success_pct.loc[(size, reference)], seeds.success_pct.loc[(size, other)],
-                       layouts.loc[size, [reference, other]].dropna(), alpha)}
-            for size in sorted(grid.grid_size.unique()) for other in others]
-    return pd.DataFrame(rows).astype({"seed_test_significant": "boolean", "layout_test_significant": "boolean"})
+    seeds = per_seed_success(grid, ["grid_size", "encoding"]).set_index(
+        ["grid_size", "encoding", "seed"]
+    )
+    layouts = (
+        grid.groupby(["grid_size", "layout_id", "encoding"], observed=True)
+        .success.mean()
+        .unstack("encoding")
+    )
+    rows = [
+        {
+            "grid_size": size,
+            "reference": reference,
+            "other": other,
+            **compare(
+                seeds.success_pct.loc[(size, reference)],
+                seeds.success_pct.loc[(size, other)],
+                layouts.loc[size, [reference, other]].dropna(),
+                alpha,
+            ),
+        }
+        for size in sorted(grid.grid_size.unique())
+        for other in others
+    ]
+    return pd.DataFrame(rows).astype(
+        {"seed_test_significant": "boolean", "layout_test_significant": "boolean"}
+    )
 
 
 def compare(reference: pd.Series, other: pd.Series, layouts: pd.DataFrame, alpha: float) -> dict:
-    """Per-seed success % of two encodings, and their per-layout success (columns reference, other)."""
+    """Per-seed success % of two encodings, and their per-layout success
+    (columns reference, other)."""
     p_seeds = welch_p(reference, other)
     p_layouts = wilcoxon_p(layouts.iloc[:, 0], layouts.iloc[:, 1])
-    return {"reference_success_pct": reference.mean(), "other_success_pct": other.mean(),
-            "success_diff_pct": reference.mean() - other.mean(), "cohens_d": cohens_d(reference, other),
-            "n_seeds_reference": len(reference), "n_seeds_other": len(other),
-            "seed_test": SEED_TEST, "seed_test_p": p_seeds, "seed_test_significant": significant(p_seeds, alpha),
-            "layout_test": LAYOUT_TEST, "n_layouts": len(layouts), "layout_test_p": p_layouts,
-            "layout_test_significant": significant(p_layouts, alpha), "alpha": alpha}
+    return {
+        "reference_success_pct": reference.mean(),
+        "other_success_pct": other.mean(),
+        "success_diff_pct": reference.mean() - other.mean(),
+        "cohens_d": cohens_d(reference, other),
+        "n_seeds_reference": len(reference),
+        "n_seeds_other": len(other),
+        "seed_test": SEED_TEST,
+        "seed_test_p": p_seeds,
+        "seed_test_significant": significant(p_seeds, alpha),
+        "layout_test": LAYOUT_TEST,
+        "n_layouts": len(layouts),
+        "layout_test_p": p_layouts,
+        "layout_test_significant": significant(p_layouts, alpha),
+        "alpha": alpha,
+    }
 
 
 def metrics(results: dict) -> dict:

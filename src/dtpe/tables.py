@@ -7,6 +7,7 @@ that is undefined (one seed, or no spread between seeds).
 
 Tables: training, success_by_grid, steps_by_grid, context, significance.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,17 @@ NOT_APPLICABLE = "N/A"
 UNDEFINED = "–"
 LATEX_SPECIALS = str.maketrans({c: "\\" + c for c in "&%$#_{}"})
 # pdflatex has no glyphs for these in text mode; math mode draws them everywhere.
-LATEX_SYMBOLS = str.maketrans({"±": r"$\pm$", "−": r"$-$", "×": r"$\times$", "Δ": r"$\Delta$", "∞": r"$\infty$",
-                               "<": r"$<$", "–": "--"})
+LATEX_SYMBOLS = str.maketrans(
+    {
+        "±": r"$\pm$",
+        "−": r"$-$",
+        "×": r"$\times$",
+        "Δ": r"$\Delta$",
+        "∞": r"$\infty$",
+        "<": r"$<$",
+        "–": "--",
+    }
+)
 
 
 @dataclass
@@ -46,12 +56,17 @@ def markdown(table: Table) -> str:
 
 
 def latex(table: Table) -> str:
-    tex = table.shown.to_latex(index=False, escape=True, caption=table.caption.translate(LATEX_SPECIALS),
-                               label=f"tab:{table.name}")
+    tex = table.shown.to_latex(
+        index=False,
+        escape=True,
+        caption=table.caption.translate(LATEX_SPECIALS),
+        label=f"tab:{table.name}",
+    )
     return tex.translate(LATEX_SYMBOLS)
 
 
 # Cell formats -----------------------------------------------------------------------------
+
 
 def mean_std(mean: float, std: float, digits: int = 1) -> str:
     if math.isnan(mean):
@@ -85,6 +100,7 @@ def grid_label(size: int) -> str:
 
 # Tables -----------------------------------------------------------------------------------
 
+
 def read(stats_dir: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(stats_dir / f"{name}.csv")
 
@@ -99,34 +115,63 @@ def others(params) -> list[str]:
 
 
 def by_encoding(frame: pd.DataFrame, index: str, value: str, encodings: list[str]) -> pd.DataFrame:
-    """Wide numbers: one row per `index`, columns `{encoding}_mean` and `{encoding}_std` of `value`."""
+    """Wide numbers: one row per `index`, columns `{encoding}_mean` and `{encoding}_std` of
+    `value`."""
     wide = frame.pivot(index=index, columns="encoding", values=[f"{value}_mean", f"{value}_std"])
-    columns = {f"{e}_{stat}": wide[(f"{value}_{stat}", e)] for e in encodings for stat in ("mean", "std")}
+    columns = {
+        f"{e}_{stat}": wide[(f"{value}_{stat}", e)] for e in encodings for stat in ("mean", "std")
+    }
     return pd.DataFrame(columns)
 
 
 def shown_by_encoding(numbers: pd.DataFrame, encodings: list[str], digits: int = 1) -> dict:
-    return {e: [mean_std(m, s, digits) for m, s in zip(numbers[f"{e}_mean"], numbers[f"{e}_std"])]
-            for e in encodings}
+    return {
+        e: [mean_std(m, s, digits) for m, s in zip(numbers[f"{e}_mean"], numbers[f"{e}_std"])]
+        for e in encodings
+    }
 
 
 def training(params, stats_dir: Path) -> Table:
-    numbers = read(stats_dir, "training").set_index("encoding").loc[params.study.encodings].reset_index()
-    shown = pd.DataFrame({
-        "Encoding": numbers.encoding,
-        "Seeds": numbers.n_seeds,
-        "Epochs": numbers.epoch_mean.map("{:.0f}".format),
-        "Train loss": [mean_std(m, s, 3) for m, s in zip(numbers.train_loss_mean, numbers.train_loss_std)],
-        "Val loss": [mean_std(m, s, 3) for m, s in zip(numbers.val_loss_mean, numbers.val_loss_std)],
-        "Val success (%)": [mean_std(m, s) for m, s in zip(numbers.val_success_pct_mean, numbers.val_success_pct_std)],
-        "Overfit gap": [mean_std(m, s, 3) for m, s in zip(numbers.overfit_gap_mean, numbers.overfit_gap_std)],
-        "Test success (%)": [f"{mean_std(m, s)} (min {low:.1f})" for m, s, low in
-                             zip(numbers.test_success_pct_mean, numbers.test_success_pct_std, numbers.test_success_pct_min)],
-    })
-    caption = ("Training metrics at the final epoch per encoding, mean ± std over seeds: train and validation loss, "
-               "validation success % on validation layouts of the training grid size, overfitting gap (validation minus "
-               "train loss). Test success: the final weights on every layout of the training size's test split, held out "
-               "from training and validation; min: the worst seed.")
+    numbers = (
+        read(stats_dir, "training").set_index("encoding").loc[params.study.encodings].reset_index()
+    )
+    shown = pd.DataFrame(
+        {
+            "Encoding": numbers.encoding,
+            "Seeds": numbers.n_seeds,
+            "Epochs": numbers.epoch_mean.map("{:.0f}".format),
+            "Train loss": [
+                mean_std(m, s, 3) for m, s in zip(numbers.train_loss_mean, numbers.train_loss_std)
+            ],
+            "Val loss": [
+                mean_std(m, s, 3) for m, s in zip(numbers.val_loss_mean, numbers.val_loss_std)
+            ],
+            "Val success (%)": [
+                mean_std(m, s)
+                for m, s in zip(numbers.val_success_pct_mean, numbers.val_success_pct_std)
+            ],
+            "Overfit gap": [
+                mean_std(m, s, 3) for m, s in zip(numbers.overfit_gap_mean, numbers.overfit_gap_std)
+            ],
+            "Test success (%)": [
+                f"{mean_std(m, s)} (min {low:.1f})"
+                for m, s, low in zip(
+                    numbers.test_success_pct_mean,
+                    numbers.test_success_pct_std,
+                    numbers.test_success_pct_min,
+                )
+            ],
+        }
+    )
+    caption = (
+        "Training metrics at the final epoch per encoding, mean ± std over seeds: "
+        "train and validation loss, "
+        "validation success % on validation layouts of the training grid size, "
+        "overfitting gap (validation minus "
+        "train loss). Test success: the final weights on every layout of the training size's "
+        "test split, held out "
+        "from training and validation; min: the worst seed."
+    )
     return Table("training", caption, numbers, shown)
 
 
@@ -135,13 +180,20 @@ def success_by_grid(params, stats_dir: Path) -> Table:
     stats = read(stats_dir, "success_by_grid")
     numbers = by_encoding(stats, "grid_size", "success_pct", encodings)
     for other in others(params):
-        numbers[f"{reference}_minus_{other}"] = numbers[f"{reference}_mean"] - numbers[f"{other}_mean"]
+        numbers[f"{reference}_minus_{other}"] = (
+            numbers[f"{reference}_mean"] - numbers[f"{other}_mean"]
+        )
     numbers = numbers.reset_index()
-    shown = pd.DataFrame({"Grid": numbers.grid_size.map(grid_label), **shown_by_encoding(numbers, encodings)})
+    shown = pd.DataFrame(
+        {"Grid": numbers.grid_size.map(grid_label), **shown_by_encoding(numbers, encodings)}
+    )
     for other in others(params):
         shown[f"{reference} − {other} (pp)"] = numbers[f"{reference}_minus_{other}"].map(signed)
-    caption = (f"Success % per grid size and encoding, mean ± std over {seeds(stats)} seeds, and {reference}'s "
-               "difference to each other encoding in percentage points.")
+    caption = (
+        f"Success % per grid size and encoding, mean ± std over {seeds(stats)} seeds, "
+        f"and {reference}'s "
+        "difference to each other encoding in percentage points."
+    )
     return Table("success_by_grid", caption, numbers, shown)
 
 
@@ -154,13 +206,24 @@ def steps_by_grid(params, stats_dir: Path) -> Table:
     numbers[f"{reference}_ratio_to_optimal_mean"] = ref.ratio_to_optimal_mean
     numbers[f"{reference}_ratio_to_optimal_std"] = ref.ratio_to_optimal_std
     numbers = numbers.reset_index()
-    shown = pd.DataFrame({"Grid": numbers.grid_size.map(grid_label), **shown_by_encoding(numbers, encodings)})
+    shown = pd.DataFrame(
+        {"Grid": numbers.grid_size.map(grid_label), **shown_by_encoding(numbers, encodings)}
+    )
     shown["BFS optimum"] = numbers.bfs_optimal_steps.map("{:.1f}".format)
-    shown[f"{reference} / BFS"] = [mean_std(m, s, 2) for m, s in zip(
-        numbers[f"{reference}_ratio_to_optimal_mean"], numbers[f"{reference}_ratio_to_optimal_std"])]
-    caption = (f"Steps per episode per grid size and encoding, mean ± std over seeds; {stats.note.iloc[0]}. "
-               f"BFS optimum: mean optimal steps of the suite. {reference} / BFS: mean steps over mean optimal "
-               "steps, per seed, then mean ± std.")
+    shown[f"{reference} / BFS"] = [
+        mean_std(m, s, 2)
+        for m, s in zip(
+            numbers[f"{reference}_ratio_to_optimal_mean"],
+            numbers[f"{reference}_ratio_to_optimal_std"],
+        )
+    ]
+    caption = (
+        "Steps per episode per grid size and encoding, mean ± std over seeds; "
+        f"{stats.note.iloc[0]}. "
+        f"BFS optimum: mean optimal steps of the suite. {reference} / BFS: "
+        "mean steps over mean optimal "
+        "steps, per seed, then mean ± std."
+    )
     return Table("steps_by_grid", caption, numbers, shown)
 
 
@@ -173,37 +236,64 @@ def context(params, stats_dir: Path) -> Table:
         numbers[f"{e}_applicable"] = applicable[e]
     for other in others(params):
         # NaN where either side is N/A: a difference to a model that cannot run is no number
-        numbers[f"{reference}_minus_{other}"] = numbers[f"{reference}_mean"] - numbers[f"{other}_mean"]
+        numbers[f"{reference}_minus_{other}"] = (
+            numbers[f"{reference}_mean"] - numbers[f"{other}_mean"]
+        )
     multiple = stats.groupby("context").context_multiple.first()
     numbers = numbers.assign(context_multiple=multiple).reset_index()
-    shown = pd.DataFrame({"Context": [f"{c} ({m:g}×)" for c, m in zip(numbers.context, numbers.context_multiple)],
-                          **shown_by_encoding(numbers, encodings)})
+    shown = pd.DataFrame(
+        {
+            "Context": [f"{c} ({m:g}×)" for c, m in zip(numbers.context, numbers.context_multiple)],
+            **shown_by_encoding(numbers, encodings),
+        }
+    )
     for other in others(params):
         shown[f"{reference} − {other} (pp)"] = numbers[f"{reference}_minus_{other}"].map(signed)
-    caption = ("Success % averaged over grid sizes per context length (timesteps; multiple of the training context) "
-               f"and encoding, mean ± std over seeds, and {reference}'s difference in percentage points. "
-               "N/A: the encoding cannot index that far (not run, not counted as failure).")
+    caption = (
+        "Success % averaged over grid sizes per context length "
+        "(timesteps; multiple of the training context) "
+        f"and encoding, mean ± std over seeds, and {reference}'s difference in percentage points. "
+        "N/A: the encoding cannot index that far (not run, not counted as failure)."
+    )
     return Table("context", caption, numbers, shown)
 
 
 def significance(params, stats_dir: Path) -> Table:
     stats = read(stats_dir, "tests")
-    numbers = stats[["grid_size", "reference", "other", "success_diff_pct", "cohens_d", "n_seeds_reference",
-                     "n_seeds_other", "seed_test_p", "seed_test_significant", "n_layouts", "layout_test_p",
-                     "layout_test_significant"]]
-    shown = pd.DataFrame({
-        "Grid": numbers.grid_size.map(grid_label),
-        "Comparison": numbers.reference + " vs " + numbers.other,
-        "Δ success (pp)": numbers.success_diff_pct.map(signed),
-        "Cohen's d": numbers.cohens_d.map(effect),
-        "p (Welch, seeds)": numbers.seed_test_p.map(p_value),
-        f"p < {params.stats.alpha:g}": numbers.seed_test_significant.map(yes_no),
-        "p (Wilcoxon, layouts)": numbers.layout_test_p.map(p_value),
-        f"p < {params.stats.alpha:g} (paired)": numbers.layout_test_significant.map(yes_no),
-    })
-    caption = (f"Per grid size, {params.stats.reference} against each other encoding. Cohen's d with the pooled "
-               f"std of per-seed success %. Tests: {stats.seed_test.iloc[0]}; paired over the shared "
-               f"evaluation layouts: {stats.layout_test.iloc[0]}. Significant: p < {params.stats.alpha:g}. "
-               f"{UNDEFINED}: undefined (one seed, or no spread between seeds).")
+    numbers = stats[
+        [
+            "grid_size",
+            "reference",
+            "other",
+            "success_diff_pct",
+            "cohens_d",
+            "n_seeds_reference",
+            "n_seeds_other",
+            "seed_test_p",
+            "seed_test_significant",
+            "n_layouts",
+            "layout_test_p",
+            "layout_test_significant",
+        ]
+    ]
+    shown = pd.DataFrame(
+        {
+            "Grid": numbers.grid_size.map(grid_label),
+            "Comparison": numbers.reference + " vs " + numbers.other,
+            "Δ success (pp)": numbers.success_diff_pct.map(signed),
+            "Cohen's d": numbers.cohens_d.map(effect),
+            "p (Welch, seeds)": numbers.seed_test_p.map(p_value),
+            f"p < {params.stats.alpha:g}": numbers.seed_test_significant.map(yes_no),
+            "p (Wilcoxon, layouts)": numbers.layout_test_p.map(p_value),
+            f"p < {params.stats.alpha:g} (paired)": numbers.layout_test_significant.map(yes_no),
+        }
+    )
+    caption = (
+        f"Per grid size, {params.stats.reference} against each other encoding. "
+        "Cohen's d with the pooled "
+        f"std of per-seed success %. Tests: {stats.seed_test.iloc[0]}; paired over the shared "
+        f"evaluation layouts: {stats.layout_test.iloc[0]}. "
+        f"Significant: p < {params.stats.alpha:g}. "
+        f"{UNDEFINED}: undefined (one seed, or no spread between seeds)."
+    )
     return Table("significance", caption, numbers, shown)
-

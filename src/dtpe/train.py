@@ -9,11 +9,12 @@ After the last epoch the final weights play every layout of the test split once 
 The k and t values that carried real tokens are counted (positions.json): on 8x8 most
 episodes are shorter than K, so high k are rare or absent, which is what larger grids test.
 """
+
 from __future__ import annotations
 
 import hashlib
-import math
 import json
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -28,7 +29,13 @@ from dtpe import atomic, checkpoint, dataset, evaluate
 from dtpe.model import DecisionTransformer, ModelConfig, device
 
 
-def windows(episodes: dict, index: np.ndarray, context: int, rng: np.random.Generator | None, full_padding=False):
+def windows(
+    episodes: dict,
+    index: np.ndarray,
+    context: int,
+    rng: np.random.Generator | None,
+    full_padding=False,
+):
     """Batch of windows, one per episode in `index`; start 0 when rng is None. T is the longest
     window of the batch, or the context with `full_padding` (the plain reference the fast path
     is checked against). Returns tensors rtg (B, T), states (B, T, N, N), actions (B, T),
@@ -36,28 +43,36 @@ def windows(episodes: dict, index: np.ndarray, context: int, rng: np.random.Gene
     off = episodes["offsets"]
     length = off[index + 1] - off[index]
     slack = np.maximum(length - context, 0)
-    start = np.zeros_like(slack) if rng is None else (rng.random(len(index)) * (slack + 1)).astype(np.int64)
+    start = (
+        np.zeros_like(slack)
+        if rng is None
+        else (rng.random(len(index)) * (slack + 1)).astype(np.int64)
+    )
     width = np.minimum(length, context)
     t = context if full_padding else width.max()
     valid = np.arange(t)[None, :] < width[:, None]  # (B, T)
     steps = np.where(valid, off[index, None] + start[:, None] + np.arange(t), off[index, None])
-    return {"rtg": torch.from_numpy(episodes["rtg"][steps]),
-            "states": torch.from_numpy(episodes["states"][steps]),
-            "actions": torch.from_numpy(episodes["actions"][steps].astype(np.int64)),
-            "timesteps": torch.from_numpy(episodes["timesteps"][steps].astype(np.int64)),
-            "valid": torch.from_numpy(valid)}
+    return {
+        "rtg": torch.from_numpy(episodes["rtg"][steps]),
+        "states": torch.from_numpy(episodes["states"][steps]),
+        "actions": torch.from_numpy(episodes["actions"][steps].astype(np.int64)),
+        "timesteps": torch.from_numpy(episodes["timesteps"][steps].astype(np.int64)),
+        "valid": torch.from_numpy(valid),
+    }
 
 
-def length_buckets(width: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+def length_buckets(
+    width: np.ndarray, batch_size: int, rng: np.random.Generator
+) -> list[np.ndarray]:
     """Shuffled batches of episodes of similar window width: a batch is trimmed to its longest
     window, so grouping by width removes most padding. Widths are sorted within shuffled
     chunks of 16 batches, and the batches are shuffled again, so every epoch mixes anew."""
     order = rng.permutation(len(width))
     batches = []
     for lo in range(0, len(order), 16 * batch_size):
-        chunk = order[lo:lo + 16 * batch_size]
+        chunk = order[lo : lo + 16 * batch_size]
         chunk = chunk[np.argsort(width[chunk], kind="stable")]
-        batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+        batches += [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
@@ -88,7 +103,7 @@ def validation_loss(model, episodes: dict, context: int, batch_size: int, dev, p
     order = np.argsort(np.diff(episodes["offsets"]), kind="stable")
     total, count = 0.0, 0
     for i in range(0, len(order), batch_size):
-        batch = windows(episodes, order[i:i + batch_size], context, None)
+        batch = windows(episodes, order[i : i + batch_size], context, None)
         n = int(batch["valid"].sum())
         total += batch_loss(model, batch, dev, precision).item() * n
         count += n
@@ -98,8 +113,12 @@ def validation_loss(model, episodes: dict, context: int, batch_size: int, dev, p
 def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
     """What a resume checkpoint must match: the run's params, the training data's bytes and the
     package's code (epochs of an older loss or model must not join the new ones)."""
-    h = hashlib.sha256(json.dumps([asdict(params.model), asdict(params.train), asdict(params.env), encoding, seed],
-                                  sort_keys=True).encode())
+    h = hashlib.sha256(
+        json.dumps(
+            [asdict(params.model), asdict(params.train), asdict(params.env), encoding, seed],
+            sort_keys=True,
+        ).encode()
+    )
     h.update((Path(data_dir) / "train.safetensors").read_bytes())
     package = Path(__file__).parent
     for source in sorted(package.rglob("*.py")):
@@ -107,8 +126,16 @@ def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
     return h.hexdigest()
 
 
-def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, metrics_dir: Path,
-          resume_dir: Path, threads: int) -> pd.DataFrame:
+def train(
+    params,
+    encoding: str,
+    seed: int,
+    data_dir: Path,
+    model_dir: Path,
+    metrics_dir: Path,
+    resume_dir: Path,
+    threads: int,
+) -> pd.DataFrame:
     torch.set_num_threads(threads)
     dev = device()
     tp, k = params.train, params.model.context
@@ -123,9 +150,14 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
     rng = np.random.default_rng(seed)
     train_width = np.minimum(np.diff(train_eps["offsets"]), k)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lr_factor(tp.lr_schedule, tp.epochs * batches_per_epoch(len(train_width), tp.batch_size)))
+        opt,
+        lr_factor(tp.lr_schedule, tp.epochs * batches_per_epoch(len(train_width), tp.batch_size)),
+    )
     # Training episodes end by the cap, so t stays below it.
-    k_hist, t_hist = np.zeros(k, np.int64), np.zeros(params.env.cap(params.data.train_size), np.int64)
+    k_hist, t_hist = (
+        np.zeros(k, np.int64),
+        np.zeros(params.env.cap(params.data.train_size), np.int64),
+    )
     rows, first_epoch = [], 1
     key, resume_file = run_key(params, encoding, seed, data_dir), Path(resume_dir) / "last.pt"
     if resume_file.is_file():
@@ -146,7 +178,11 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
         started = time.perf_counter()
         model.train()
         total, count = 0.0, 0  # the epoch's loss over every action, as validation_loss weighs it
-        bar = tqdm(length_buckets(train_width, tp.batch_size, rng), desc=f"{encoding} s{seed} epoch {epoch}/{tp.epochs}", leave=False)
+        bar = tqdm(
+            length_buckets(train_width, tp.batch_size, rng),
+            desc=f"{encoding} s{seed} epoch {epoch}/{tp.epochs}",
+            leave=False,
+        )
         for index in bar:
             batch = windows(train_eps, index, k, rng)
             valid = batch["valid"].numpy()
@@ -164,34 +200,76 @@ def train(params, encoding: str, seed: int, data_dir: Path, model_dir: Path, met
             bar.set_postfix(loss=f"{value:.3f}")
         model.eval()
         val_loss = validation_loss(model, val_eps, k, tp.batch_size, dev, tp.precision)
-        result = evaluate.rollout(model, val_layouts, params.env, k, tp.val_target_return, tp.precision)
+        result = evaluate.rollout(
+            model, val_layouts, params.env, k, tp.val_target_return, tp.precision
+        )
         train_loss = total / count
-        rows.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
-                     "val_success": float(result["success"].mean()), "overfit_gap": val_loss - train_loss,
-                     "seconds": time.perf_counter() - started})
+        rows.append(
+            {
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "val_loss": val_loss,
+                "val_success": float(result["success"].mean()),
+                "overfit_gap": val_loss - train_loss,
+                "seconds": time.perf_counter() - started,
+            }
+        )
         print(" ".join(f"{c}={v:.4g}" for c, v in rows[-1].items()), flush=True)
         with atomic.output(resume_file) as tmp:
-            torch.save({"key": key, "epoch": epoch, "model": model.state_dict(), "optimizer": opt.state_dict(),
-                        "scheduler": sched.state_dict(),
-                        "torch_rng": torch.get_rng_state(), "numpy_rng": json.dumps(rng.bit_generator.state),
-                        "k_hist": torch.from_numpy(k_hist), "t_hist": torch.from_numpy(t_hist),
-                        "rows": json.dumps(rows)}, tmp)
+            torch.save(
+                {
+                    "key": key,
+                    "epoch": epoch,
+                    "model": model.state_dict(),
+                    "optimizer": opt.state_dict(),
+                    "scheduler": sched.state_dict(),
+                    "torch_rng": torch.get_rng_state(),
+                    "numpy_rng": json.dumps(rng.bit_generator.state),
+                    "k_hist": torch.from_numpy(k_hist),
+                    "t_hist": torch.from_numpy(t_hist),
+                    "rows": json.dumps(rows),
+                },
+                tmp,
+            )
 
     metrics = pd.DataFrame(rows)
     # The test split's layouts are held out from training and model choice alike: the final
     # weights' in-distribution success, measured once, as the per-epoch validation rollouts are.
     test_layouts, _ = dataset.load_split_layouts(data_dir, "test")
     test = evaluate.rollout(model, test_layouts, params.env, k, tp.val_target_return, tp.precision)
-    checkpoint.save(model, model_dir, extra={"encoding": encoding, "seed": seed, "epochs": tp.epochs})
+    checkpoint.save(
+        model, model_dir, extra={"encoding": encoding, "seed": seed, "epochs": tp.epochs}
+    )
     with atomic.output(metrics_dir) as tmp:
         tmp.mkdir()
         metrics.to_csv(tmp / "metrics.csv", index=False)
-        (tmp / "positions.json").write_text(json.dumps(
-            {"context": k, "k_unit": "timestep", "alignment": "window starts at k=0, padding after the episode end",
-             "k_histogram": k_hist.tolist(), "t_histogram": t_hist.tolist(),
-             "k_max_seen": int(np.flatnonzero(k_hist).max()), "t_max_seen": int(np.flatnonzero(t_hist).max())}, indent=1) + "\n")
-        (tmp / "test.json").write_text(json.dumps(
-            {"split": "test", "grid_size": test_layouts.size, "layouts": len(test_layouts),
-             "target_return": tp.val_target_return, "success": float(test["success"].mean())}, indent=1) + "\n")
+        (tmp / "positions.json").write_text(
+            json.dumps(
+                {
+                    "context": k,
+                    "k_unit": "timestep",
+                    "alignment": "window starts at k=0, padding after the episode end",
+                    "k_histogram": k_hist.tolist(),
+                    "t_histogram": t_hist.tolist(),
+                    "k_max_seen": int(np.flatnonzero(k_hist).max()),
+                    "t_max_seen": int(np.flatnonzero(t_hist).max()),
+                },
+                indent=1,
+            )
+            + "\n"
+        )
+        (tmp / "test.json").write_text(
+            json.dumps(
+                {
+                    "split": "test",
+                    "grid_size": test_layouts.size,
+                    "layouts": len(test_layouts),
+                    "target_return": tp.val_target_return,
+                    "success": float(test["success"].mean()),
+                },
+                indent=1,
+            )
+            + "\n"
+        )
     resume_file.unlink()
     return metrics

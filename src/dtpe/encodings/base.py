@@ -1,4 +1,5 @@
 """The interface every encoding of the local index k implements, and the registry."""
+
 from __future__ import annotations
 
 import torch
@@ -16,6 +17,7 @@ def register(name: str):
         cls.name = name
         ENCODINGS[name] = cls
         return cls
+
     return add
 
 
@@ -35,7 +37,12 @@ class Encoding(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, context: int):
         super().__init__()
-        self.d_model, self.n_heads, self.head_dim, self.context = d_model, n_heads, d_model // n_heads, context
+        self.d_model, self.n_heads, self.head_dim, self.context = (
+            d_model,
+            n_heads,
+            d_model // n_heads,
+            context,
+        )
 
     max_position: int | None = None
     """largest k the encoding can represent, None if unbounded"""
@@ -43,8 +50,10 @@ class Encoding(nn.Module):
     def check(self, positions: torch.Tensor) -> None:
         top = int(positions.max()) if positions.numel() else 0
         if self.max_position is not None and top > self.max_position:
-            raise NotApplicable(f"encoding {self.name!r} represents k up to {self.max_position} "
-                                f"(a context of {self.max_position + 1} timesteps); asked for k = {top}")
+            raise NotApplicable(
+                f"encoding {self.name!r} represents k up to {self.max_position} "
+                f"(a context of {self.max_position + 1} timesteps); asked for k = {top}"
+            )
 
     def add_to_input(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         """x (B, T, D) -> x with the positions added."""

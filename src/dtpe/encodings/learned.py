@@ -1,8 +1,8 @@
 """A trainable table of k added to the input, sized to the training context: it has no row
 for k >= context, so a longer context is not applicable (an error, never a clamp)."""
+
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from dtpe.encodings.base import Encoding, register

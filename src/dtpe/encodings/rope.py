@@ -1,6 +1,7 @@
 """Rotary position embedding (Su et al. 2021): each head's queries and keys rotated by
 k * theta_i, theta_i = 10000^(-2i/d_head), so a score depends on positions only through m - n.
 Pairs are (x_i, x_{i + d_head/2}) (the rotate-half layout)."""
+
 from __future__ import annotations
 
 import torch
@@ -10,7 +11,9 @@ from dtpe.encodings.base import Encoding, register
 
 def rope_angles(positions: torch.Tensor, head_dim: int) -> torch.Tensor:
     """(T,) -> (T, head_dim/2) angles k * theta_i."""
-    theta = 10000.0 ** (-torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
+    theta = 10000.0 ** (
+        -torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim
+    )
     return positions.to(torch.float32)[:, None] * theta
 
 

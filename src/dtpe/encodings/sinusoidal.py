@@ -1,5 +1,6 @@
 """Fixed sinusoids of k added to the input (Vaswani et al. 2017). `sinusoids` also encodes the
 global timestep t in every variant."""
+
 from __future__ import annotations
 
 import math
@@ -10,8 +11,12 @@ from dtpe.encodings.base import Encoding, register
 
 
 def sinusoids(positions: torch.Tensor, dim: int) -> torch.Tensor:
-    """(...,) positions -> (..., dim): sin on even channels, cos on odd, wavelengths 2pi..10000*2pi."""
-    freq = torch.exp(torch.arange(0, dim, 2, device=positions.device, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    """(...,) positions -> (..., dim): sin on even channels, cos on odd,
+    wavelengths 2pi..10000*2pi."""
+    freq = torch.exp(
+        torch.arange(0, dim, 2, device=positions.device, dtype=torch.float32)
+        * (-math.log(10000.0) / dim)
+    )
     angle = positions.to(torch.float32)[..., None] * freq  # (..., dim/2)
     return torch.stack([angle.sin(), angle.cos()], -1).flatten(-2)
 

@@ -5,6 +5,7 @@ Two 3x3 convolutions see 5x5 cells, and the global average pool then forgets whe
 so `cnn` cannot tell where the agent stands relative to a key or door more than two cells
 away. The coordinate channels let the pooled features carry positions, in units of the grid
 side, so the encoder stays independent of N."""
+
 from __future__ import annotations
 
 import torch

@@ -6,6 +6,7 @@ The pooled convolutions keep where the key, door and goal lie in units of the gr
 cannot keep the walls between them and the agent: agents of the pooled encoders walk towards
 their target and get stuck against a wall that needs a detour. The view keeps those walls, cell
 by cell, and is the same size on every grid, so the encoder still takes any N."""
+
 from __future__ import annotations
 
 import math
@@ -38,6 +39,10 @@ class EgoCNNStateEncoder(CoordCNNStateEncoder):
         rows = (agent // n)[:, None, None] + span[None, :, None]  # (S, side, 1) in the padded grid
         cols = (agent % n)[:, None, None] + span[None, None, :]  # (S, 1, side)
         padded = F.pad(flat, (r, r, r, r), value=WALL)  # (S, N+2r, N+2r)
-        view = padded[torch.arange(len(flat), device=grids.device)[:, None, None], rows, cols]  # (S, side, side)
-        index = torch.arange(view[0].numel(), device=grids.device) * N_CODES + view.flatten(1)  # (S, side*side)
+        view = padded[
+            torch.arange(len(flat), device=grids.device)[:, None, None], rows, cols
+        ]  # (S, side, side)
+        index = torch.arange(view[0].numel(), device=grids.device) * N_CODES + view.flatten(
+            1
+        )  # (S, side*side)
         return super().forward(grids) + self.view(index).reshape(*lead, -1)
