@@ -7,6 +7,22 @@ import yaml
 from dtpe import params
 
 ROOT = Path(__file__).resolve().parents[1]
+# ModelConfig fields of a model small enough to build and run in milliseconds (no dropout)
+TINY_MODEL = dict(
+    d_model=32,
+    n_heads=2,
+    n_layers=2,
+    ffn_mult=4,
+    dropout=0.0,
+    context=6,
+    state_encoder="cnn",
+    item_dim=4,
+    encoder_filters=8,
+    view_radius=2,
+    rtg_scale=1.0,
+    t_table=40,
+    t_max_offset=60,
+)
 
 
 def tiny_raw() -> dict:
@@ -15,7 +31,7 @@ def tiny_raw() -> dict:
     raw["study"] = {"encodings": ["learned", "sinusoidal", "rope"], "seeds": [1, 2]}
     raw["data"].update(episodes=200, suite_sizes=[8, 10], suite_layouts=6)
     raw["model"].update(d_model=32, n_heads=2, n_layers=2, context=6, item_dim=4, encoder_filters=8)
-    raw["train"].update(epochs=2, batch_size=32, val_layouts=6)
+    raw["train"].update(epochs=2, batch_size=32, val_layouts=6, val_every=1)
     raw["evaluate"].update(contexts=[6, 9], batch_size=4)
     raw["attention"].update(grid_size=10, episodes=3, shift=20)
     return raw

@@ -1,5 +1,7 @@
 """The command line: one subcommand per step, and bad input refused with the reason."""
 
+import argparse
+import re
 import subprocess
 import sys
 
@@ -15,20 +17,84 @@ def write(tmp_path, raw):
     return path
 
 
-def test_python_dash_m_lists_every_step():
+PIPELINE = [
+    "check",
+    "data",
+    "train",
+    "evaluate",
+    "attention",
+    "stats",
+    "tables",
+    "figures",
+    "report",
+]
+
+
+def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return found[0] if found else None
+
+
+def without_help(parser: argparse.ArgumentParser, prefix: str = "dtpe") -> list[str]:
+    """Every subcommand and argument under `parser`, at any depth, that has no help text."""
+    missing = [
+        f"{prefix} {'/'.join(a.option_strings) or a.dest}"
+        for a in parser._actions
+        if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))
+        and (a.help in (None, argparse.SUPPRESS) or not a.help.strip())
+    ]
+    steps = subcommands(parser)
+    if steps is not None:
+        helps = {a.dest: a.help for a in steps._choices_actions}
+        for name, sub in steps.choices.items():
+            if not (helps.get(name) or "").strip():
+                missing.append(f"{prefix} {name}")
+            missing += without_help(sub, f"{prefix} {name}")
+    return missing
+
+
+def test_help_lists_the_pipeline_steps_first_and_in_order():
     out = subprocess.run(
         [sys.executable, "-m", "dtpe", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    for step in ("data", "train", "evaluate", "attention", "stats", "tables", "figures", "report"):
-        assert step in out
+    listed = re.search(r"\{([\w,-]+)\}", out).group(1).split(",")
+    assert listed[: len(PIPELINE)] == PIPELINE
+    assert listed == list(subcommands(cli.parser()).choices)
+    # Below the usage line, each subcommand's name starts a line of its own, in the same order,
+    # with its one-line help beside or under it.
+    assert [m.group(1) for m in re.finditer(r"^ {4}([\w-]+)", out, re.M)] == listed
+
+
+def test_every_subcommand_and_argument_has_help():
+    assert without_help(cli.parser()) == []
+
+
+def test_the_help_walk_finds_what_lacks_help():
+    """The walk above must see a missing help at any depth, or its empty list proves nothing."""
+    top = argparse.ArgumentParser(prog="x")
+    steps = top.add_subparsers()
+    run = steps.add_parser("run", help="run it")
+    run.add_argument("--fast", help="")
+    inner = run.add_subparsers().add_parser("deep")
+    inner.add_argument("path")
+    assert without_help(top, "x") == ["x run --fast", "x run deep", "x run deep path"]
 
 
 @pytest.mark.parametrize(
     "change, message",
     [
         (
-            lambda r: r["study"].update(encodings=["rope", "alibi-typo"]),
-            "unknown encoding 'alibi-typo'; registered: ['learned', 'rope', 'sinusoidal']",
+            lambda r: r["study"].update(encodings=["rope", "alibitypo"]),
+            "study.encodings: encoding variant 'alibitypo': unknown k encoding 'alibitypo'; "
+            "registered: [",
+        ),
+        (
+            lambda r: r["study"].update(encodings=["rope-t_typo"]),
+            "unknown t encoding 'typo'; registered: [",
+        ),
+        (
+            lambda r: r["study"].update(encodings=["alibi-typo"]),
+            "encoding variant 'alibi-typo' is not `<k>` or `<k>-t_<t>`",
         ),
         (lambda r: r["train"].update(epochs="ten"), "train.epochs: 'ten' is not of type 'integer'"),
         (
@@ -69,69 +135,17 @@ def test_missing_params_file(tmp_path, capsys):
 
 def test_encoding_not_in_study_and_missing_model(tmp_path, tiny_raw_params, capsys):
     path = write(tmp_path, tiny_raw_params)
-    assert (
-        cli.main(
-            [
-                "evaluate",
-                "--params",
-                str(path),
-                "--sweep",
-                "grid",
-                "--encoding",
-                "nope",
-                "--seed",
-                "1",
-                "--model",
-                str(tmp_path / "m"),
-                "--out",
-                str(tmp_path / "o.csv"),
-            ]
-        )
-        == 2
-    )
+    outs = [f"--out-{s}" for s in ("test", "grid", "context")]
+
+    def evaluate(encoding):
+        args = ["evaluate", "--params", str(path), "--encoding", encoding, "--seed", "1"]
+        args += ["--model", str(tmp_path / "m")]
+        for flag in outs:
+            args += [flag, str(tmp_path / f"{flag}.csv")]
+        return cli.main(args)
+
+    assert evaluate("nope") == 2
     assert "'nope' is not in study.encodings" in capsys.readouterr().err
-    assert (
-        cli.main(
-            [
-                "evaluate",
-                "--params",
-                str(path),
-                "--sweep",
-                "grid",
-                "--encoding",
-                "rope",
-                "--seed",
-                "1",
-                "--model",
-                str(tmp_path / "m"),
-                "--out",
-                str(tmp_path / "o.csv"),
-            ]
-        )
-        == 1
-    )
+    assert evaluate("rope") == 1
     assert "config.json is missing" in capsys.readouterr().err
-    assert (
-        cli.main(
-            [
-                "evaluate",
-                "--params",
-                str(path),
-                "--sweep",
-                "context",
-                "--encoding",
-                "rope",
-                "--seed",
-                "1",
-                "--model",
-                str(tmp_path / "m"),
-                "--out",
-                str(tmp_path / "o.csv"),
-                "--reuse",
-                str(tmp_path / "g.csv"),
-            ]
-        )
-        == 1
-    )
-    assert f"--reuse {tmp_path / 'g.csv'}: no such file" in capsys.readouterr().err
-    assert not (tmp_path / "o.csv").exists()
+    assert not any((tmp_path / f"{flag}.csv").exists() for flag in outs)

@@ -174,6 +174,31 @@ def test_episodes_start_at_their_layout_and_optimal_ones_are_shortest(splits):
                 assert hi - lo >= arrays["optimal_steps"][e], (name, e)
 
 
+def test_expert_actions_are_the_plans_own_in_every_state(splits):
+    """On optimal episodes the action taken is the plan's; on detours, replaying the taken
+    actions from the start, the recorded expert action is the BFS action of each state reached."""
+    from dtpe.maze import BatchedMaze, Layouts
+    from dtpe.planner import CostToGo
+
+    arrays = splits["train"]
+    steps = [(e, lo, hi) for e, (lo, hi) in enumerate(episodes(arrays))]
+    for e, lo, hi in steps:
+        if arrays["optimal"][e]:
+            np.testing.assert_array_equal(arrays["actions"][lo:hi], arrays["expert_actions"][lo:hi])
+    detours = [(e, lo, hi) for e, lo, hi in steps if not arrays["optimal"][e]][:20]
+    differ = 0
+    for e, lo, hi in detours:
+        lay = Layouts(arrays["grid"][e][None], arrays["start"][e][None], np.array([e]))
+        ctg, maze = CostToGo(lay), BatchedMaze(lay, hi - lo + 1, -0.01, 1.0)
+        maze.reset()
+        for i in range(lo, hi):
+            expert = ctg.optimal_action(maze.pos, maze.has_key, np.zeros(1, int))[0]
+            assert arrays["expert_actions"][i] == expert, (e, i - lo)
+            differ += arrays["actions"][i] != expert
+            maze.step(arrays["actions"][i : i + 1].astype(np.int64))
+    assert differ > 0  # the detours do leave the plan
+
+
 BAD_DATA = [
     ("train_size below the minimum", {"train_size": 4}, "data.train_size"),
     ("fractional train_size", {"train_size": 8.5}, "data.train_size"),

@@ -6,9 +6,10 @@ import math
 
 import pytest
 import torch
+from conftest import TINY_MODEL
 
 from dtpe import checkpoint
-from dtpe.encodings import ENCODINGS, NotApplicable, create
+from dtpe.encodings import REGISTRY, NotApplicable, create
 from dtpe.encodings.rope import apply_rope, rope_angles
 from dtpe.maze import AGENT, KEY, N_CODES, WALL
 from dtpe.model import DecisionTransformer, KVCache, ModelConfig
@@ -16,19 +17,7 @@ from dtpe.state_encoders import STATE_ENCODERS
 from dtpe.state_encoders import create as create_state_encoder
 from dtpe.state_encoders.cnn_coord import CoordCNNStateEncoder
 
-CFG = dict(
-    d_model=32,
-    n_heads=2,
-    n_layers=2,
-    ffn_mult=4,
-    dropout=0.0,
-    context=6,
-    state_encoder="cnn",
-    item_dim=4,
-    encoder_filters=8,
-    view_radius=2,
-    rtg_scale=1.0,
-)
+CFG = TINY_MODEL
 
 
 def state_encoder(name):
@@ -55,7 +44,8 @@ def test_rope_scores_depend_only_on_offset():
     q, k = torch.randn(1, 1, 1, 32), torch.randn(1, 1, 1, 32)
 
     def score(m, n):
-        return (apply_rope(q, torch.tensor([m])) * apply_rope(k, torch.tensor([n]))).sum().item()
+        qm = apply_rope(q, rope_angles(torch.tensor([m]), 32))
+        return (qm * apply_rope(k, rope_angles(torch.tensor([n]), 32))).sum().item()
 
     for m, n, shift in [(3, 1, 7), (0, 5, 250), (29, 0, 1000), (4000, 3990, -3000)]:
         assert score(m, n) == pytest.approx(score(m + shift, n + shift), rel=1e-4, abs=1e-4)
@@ -68,7 +58,7 @@ def test_rotate_half_equals_complex_multiplication():
     pairs = torch.complex(x[..., :8], x[..., 8:])  # (x_i, x_{i+d/2}) as one complex number
     rotated = pairs * torch.polar(torch.ones(7, 8), rope_angles(pos, 16))
     assert torch.allclose(
-        apply_rope(x, pos), torch.cat([rotated.real, rotated.imag], -1), atol=1e-5
+        apply_rope(x, rope_angles(pos, 16)), torch.cat([rotated.real, rotated.imag], -1), atol=1e-5
     )
 
 
@@ -77,7 +67,7 @@ def test_rope_theta_is_the_protocols():
     assert torch.allclose(angles, torch.tensor([10000 ** (-2 * i / 32) for i in range(16)]))
 
 
-@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+@pytest.mark.parametrize("encoding", sorted(REGISTRY["k"]))
 class TestEveryEncoding:
     def test_causal_mask_hides_the_future(self, encoding):
         model = make(encoding)
@@ -185,7 +175,7 @@ def test_learned_table_refuses_longer_context():
 
 def test_unknown_encoding_lists_registered():
     with pytest.raises(ValueError, match="registered.*rope"):
-        create("alibi-typo", 32, 2, 6)
+        create("k", "alibi-typo", DecisionTransformer(ModelConfig("rope", **CFG)).cfg)
 
 
 def test_checkpoint_refusals(tmp_path):

@@ -1,18 +1,58 @@
-"""Tables, figures and the report, run for real on the synthetic sweeps of test_stats: the
-tables hold the expected rows and N/A, the figures are real PNG and PDF files that a rerun
-reproduces byte for byte, and the report embeds the tables and links every figure."""
+"""Tables, figures and the report, run for real on synthetic results/stats/ files with known
+numbers: they render exactly what the stats stage wrote (means with their CIs, every pair's
+difference, Holm and the smallest p, power, N/A and undefined marks), for any number of
+encodings; the figures are real PNG and PDF files that a rerun reproduces byte for byte; the
+report states per grid size what the intervals resolve and calls nothing significant that
+Holm does not."""
+
+import dataclasses
+import itertools
+import json
+import math
+import subprocess
 
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from safetensors.numpy import save_file
-from test_stats import ENCODINGS, SIZES, run_stats, synthetic_params
 
 from dtpe import dataset, figures, layouts, report, tables
 from dtpe.planner import CostToGo
 
-TABLE_NAMES = ["training", "success_by_grid", "steps_by_grid", "context", "significance"]
+ENCODINGS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
+REFERENCE = "rope"
+SIZES = [8, 10, 20]
+CONTEXTS = [6, 9]  # 6 is the training context; the learned table cannot run at 9
+SEEDS = [1, 2, 3]
+LAYOUTS = 100
+# Mean success % per grid size and encoding; 20x20 is at the floor.
+MEANS = {
+    8: {"learned": 94.0, "sinusoidal": 93.0, "rope": 95.0, "rope-t_learned": 96.0},
+    10: {"learned": 20.0, "sinusoidal": 50.0, "rope": 80.0, "rope-t_learned": 70.0},
+    20: {"learned": 0.0, "sinusoidal": 0.0, "rope": 2.0, "rope-t_learned": 1.0},
+}
+HALF_CI = 15.0  # a mean's CI: mean ± 15, cut to 0..100 as the bootstrap keeps it
+HALF_DIFF_CI = 25.0  # a difference's CI: diff ± 25
+# p, Holm-adjusted p and the design's smallest p of chosen primary comparisons; others 0.5.
+P_VALUES = {
+    (10, "rope", "learned"): (0.001, 0.018, 0.0001),  # significant after Holm
+    (10, "learned", "sinusoidal"): (0.02, 0.3, 0.0001),  # p < alpha, but not after Holm
+}
+FLOOR_PCT = 10.0
+METHODS = {
+    "unit": "The unit of replication is the trained seed.",
+    "bootstrap": "Two-level bootstrap: seeds resampled per encoding, layouts jointly.",
+    "permutation": "Exact permutation test over seed labels.",
+    "holm": "Holm over every pair at every grid size at the training context.",
+    "prob_improvement": "P(a seed of a beats a seed of b), ties counted half.",
+    "cohens_d": "Difference of means over the pooled seed SD (ddof 1).",
+    "power": "Smallest difference detected at 80 % power, two-sided α.",
+    "alpha": 0.05,
+    "confidence": 0.95,
+    "floor_pct": FLOOR_PCT,
+}
+TABLE_NAMES = ["training", "success_by_grid", "steps_by_grid", "context", "comparisons", "power"]
 FIGURE_NAMES = [
     "fig1_maze",
     "fig2_training",
@@ -20,6 +60,218 @@ FIGURE_NAMES = [
     "fig4_attention",
     "fig5_effect_sizes",
 ]
+
+
+# Synthetic stats files ----------------------------------------------------------------------
+
+
+def pairs(encodings):
+    """Every pair once, the reference first where it is in the pair (stats.reference)."""
+    for a, b in itertools.combinations(encodings, 2):
+        yield (b, a) if b == REFERENCE else (a, b)
+
+
+def success_rows(n_seeds):
+    one = n_seeds == 1
+    return pd.DataFrame(
+        {
+            "grid_size": size,
+            "encoding": e,
+            "success_pct_mean": mean,
+            "success_pct_std": math.nan if one else 5.0,
+            "ci_low_pct": math.nan if one else max(0.0, mean - HALF_CI),
+            "ci_high_pct": math.nan if one else min(100.0, mean + HALF_CI),
+            "iqm_pct": mean,
+            "n_seeds": n_seeds,
+            "n_layouts": LAYOUTS,
+        }
+        for size, means in MEANS.items()
+        for e, mean in means.items()
+    )
+
+
+def comparison_rows(encodings, n_seeds):
+    one = n_seeds == 1
+    rows = []
+    for context, size, (a, b) in itertools.product(CONTEXTS, SIZES, pairs(encodings)):
+        is_primary = context == CONTEXTS[0]
+        diff = MEANS[size][a] - MEANS[size][b]
+        low, high = diff - HALF_DIFF_CI, diff + HALF_DIFF_CI
+        p, p_holm, p_min = P_VALUES.get((size, a, b), (0.5, 1.0, 0.1))
+        verdict = "a > b" if low > 0 else "a < b" if high < 0 else "no difference resolved"
+        rows.append(
+            {
+                "grid_size": size,
+                "context": context,
+                "encoding_a": a,
+                "encoding_b": b,
+                "mean_a_pct": MEANS[size][a],
+                "mean_b_pct": MEANS[size][b],
+                "diff_pct": diff,
+                "ci_low_pct": math.nan if one else low,
+                "ci_high_pct": math.nan if one else high,
+                "p_value": math.nan if one else p,
+                "p_min": math.nan if one else p_min,
+                "primary": is_primary,
+                "p_holm": p_holm if is_primary and not one else math.nan,
+                "prob_improvement": math.nan if one else 0.5 + diff / 200,
+                # no spread between seeds at the floor: d undefined where the means tie
+                "cohens_d": math.nan if one or (size == 20 and diff == 0) else diff / 10,
+                "n_seeds_a": n_seeds,
+                "n_seeds_b": n_seeds,
+                "n_layouts": LAYOUTS,
+                "verdict": "no difference resolved" if one else verdict,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def context_rows(encodings, n_seeds):
+    rows = []
+    for context in CONTEXTS:
+        labels = encodings + (["rope+yarn"] if context > CONTEXTS[0] else [])
+        for i, label in enumerate(labels):
+            runs = not (label == "learned" and context > CONTEXTS[0])
+            rows.append(
+                {
+                    "context": context,
+                    "encoding": label,
+                    "success_pct_mean": 90.0 - i if runs else math.nan,
+                    "success_pct_std": 10.0 if runs and n_seeds > 1 else math.nan,
+                    "n_seeds": n_seeds,
+                    "applicable": runs,
+                    "context_multiple": context / CONTEXTS[0],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def power_rows(n_seeds):
+    one = n_seeds == 1
+    return pd.DataFrame(
+        {
+            "grid_size": size,
+            "n_seeds": n_seeds,
+            "seed_sd_pct": math.nan if one else sd,
+            "mde_pct": math.nan if one else mde,
+            "seeds_for_10pts": math.nan if one else needed,
+            "best_pct": max(MEANS[size].values()),
+            "informative": max(MEANS[size].values()) >= FLOOR_PCT,
+        }
+        for size, sd, mde, needed in [
+            (8, 2.0, 5.1, 3.0),
+            (10, 15.0, 38.2, 37.0),
+            (20, 1.2, 3.1, 2.0),
+        ]
+    )
+
+
+def training_rows(encodings, n_seeds):
+    std = math.nan if n_seeds == 1 else 0.01
+    return pd.DataFrame(
+        {
+            "encoding": e,
+            **{
+                f"{metric}_{stat}": value + i if stat == "mean" else std
+                for metric, value in [
+                    ("epoch", 3.0),
+                    ("train_loss", 0.3),
+                    ("val_loss", 0.35),
+                    ("val_success_pct", 95.0),
+                    ("overfit_gap", 0.05),
+                    ("test_success_pct", 96.0),
+                    ("train_seconds", 100.0),
+                ]
+                for stat in ("mean", "std")
+            },
+            "n_seeds": n_seeds,
+            "test_success_pct_min": 94.0 + i,
+        }
+        for i, e in enumerate(encodings)
+    )
+
+
+def curve_rows(encodings, n_seeds):
+    std = math.nan if n_seeds == 1 else 0.02
+    return pd.DataFrame(
+        {
+            "encoding": e,
+            "epoch": epoch,
+            **{
+                f"{metric}_{stat}": (1 / epoch + i if stat == "mean" else std)
+                for metric in ("train_loss", "val_loss", "val_success_pct", "overfit_gap")
+                for stat in ("mean", "std")
+            },
+            "n_seeds": n_seeds,
+        }
+        for i, e in enumerate(encodings)
+        for epoch in (1, 2, 3)
+    )
+
+
+def steps_rows(encodings, n_seeds):
+    std = math.nan if n_seeds == 1 else 1.0
+    return pd.DataFrame(
+        {
+            "grid_size": size,
+            "encoding": e,
+            "steps_mean": 2.0 * size + i,
+            "steps_std": std,
+            "optimal_steps_mean": 1.5 * size,
+            "ratio_to_optimal_mean": (2.0 * size + i) / (1.5 * size),
+            "ratio_to_optimal_std": std,
+            "n_seeds": n_seeds,
+            "note": "failed episodes count their steps up to the cap",
+        }
+        for size in SIZES
+        for i, e in enumerate(encodings)
+    )
+
+
+def write_stats(stats_dir, encodings, seeds):
+    """Every file the stats stage writes, with the columns it writes."""
+    stats_dir.mkdir(parents=True)
+    n = len(seeds)
+    frames = {
+        "training": training_rows(encodings, n),
+        "training_curves": curve_rows(encodings, n),
+        "success_by_grid": success_rows(n),
+        "steps_by_grid": steps_rows(encodings, n),
+        "context": context_rows(encodings, n),
+        "comparisons": comparison_rows(encodings, n),
+        "power": power_rows(n),
+    }
+    for name, frame in frames.items():
+        frame.to_csv(stats_dir / f"{name}.csv", index=False)
+    (stats_dir / "methods.json").write_text(json.dumps(METHODS))
+
+
+def write_attention(root, encodings, seeds, width=4):
+    paths = []
+    n = 3 * width
+    heat = np.tril(np.ones((n, n)))
+    heat /= heat.sum(1, keepdims=True)
+    for encoding, seed in itertools.product(encodings, seeds):
+        path = root / "attention" / f"{encoding}_s{seed}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result = {
+            "encoding": encoding,
+            "seed": seed,
+            "distance_decay": [float(np.diagonal(heat, -d).mean()) for d in range(n)],
+            "heatmap": heat.tolist(),
+            "translation": {
+                "axis": "t",
+                "applicable": True,
+                "mean_abs_diff": 1e-6 * seed,
+                "max_abs_diff": 1e-5 * seed,
+                "action_tv_mean": 0.01 * seed,
+                "action_tv_max": 0.1 * seed,
+                "shift": 20,
+            },
+        }
+        path.write_text(json.dumps(result))
+        paths.append(path)
+    return paths
 
 
 def write_suite(data_dir, size):
@@ -33,7 +285,7 @@ def write_suite(data_dir, size):
 
 
 def params_file(root, params):
-    """A params.yaml whose study matches the synthetic sweeps, for the report to load and show."""
+    """A params.yaml whose study matches the synthetic stats, for the report to load and show."""
     from conftest import tiny_raw
 
     raw = tiny_raw()
@@ -43,21 +295,30 @@ def params_file(root, params):
     return path
 
 
-def pipeline(root, params, seeds, timings=None):
-    """stats -> tables -> figures -> report, as the workflow runs them."""
-    stats_dir, paths = run_stats(root, params, seeds)
-    params = synthetic_params(params, seeds)
+def study_params(params, encodings, seeds):
+    return dataclasses.replace(
+        params,
+        study=dataclasses.replace(params.study, encodings=encodings, seeds=seeds),
+        data=dataclasses.replace(params.data, suite_sizes=SIZES),
+    )
+
+
+def pipeline(root, params, encodings=ENCODINGS, seeds=SEEDS, timings=None):
+    """stats files -> tables -> figures -> report, as the workflow runs them."""
+    params = study_params(params, encodings, seeds)
+    stats_dir = root / "results" / "stats"
+    write_stats(stats_dir, encodings, seeds)
+    attention = write_attention(root / "results", encodings, seeds)
     (root / "tables").mkdir()
     tables.write(params, stats_dir, root / "tables")
-    write_suite(root / "data", max(params.data.suite_sizes))
-    drawn = figures.draw(
-        params, root / "data", stats_dir, paths["metrics"], paths["attention"], root / "figures"
-    )
+    write_suite(root / "data", max(SIZES))
+    drawn = figures.draw(params, root / "data", stats_dir, attention, root / "figures")
     report.write(
         params_file(root, params),
+        stats_dir,
         root / "tables",
         root / "figures",
-        paths["attention"],
+        attention,
         timings,
         root / "figures" / "REPORT.md",
     )
@@ -67,8 +328,21 @@ def pipeline(root, params, seeds, timings=None):
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, tiny_params):
     root = tmp_path_factory.mktemp("outputs")
-    drawn = pipeline(root, tiny_params, [1, 2, 3], timings={"train/rope_s1": 12.5, "stats": 0.4})
+    drawn = pipeline(root, tiny_params, timings={"train/rope_s1": 12.5, "stats": 0.4})
     return root, drawn
+
+
+def shown_row(path, start, contains=""):
+    """The cells of the first Markdown row that starts with `start` and contains `contains`."""
+    line = next(
+        line
+        for line in path.read_text().splitlines()
+        if line.startswith(f"| {start}") and contains in line
+    )
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+# Tables -----------------------------------------------------------------------------------
 
 
 def test_every_table_in_three_formats(run):
@@ -76,46 +350,71 @@ def test_every_table_in_three_formats(run):
     for name in TABLE_NAMES:
         for ext in ("csv", "md", "tex"):
             assert (root / "tables" / f"{name}.{ext}").stat().st_size > 0
-    assert "\\begin{tabular}" in (root / "tables" / "success_by_grid.tex").read_text()
+    tex = (root / "tables" / "comparisons.tex").read_text()
+    assert "\\begin{tabular}" in tex and "$\\alpha$" in tex and "−" not in tex
     assert list(pd.read_csv(root / "tables" / "training.csv").encoding) == ENCODINGS
 
 
-def test_success_table_rows_and_reference_difference(run):
+def test_success_table_shows_means_with_their_interval(run):
     root, _ = run
     numbers = pd.read_csv(root / "tables" / "success_by_grid.csv").set_index("grid_size")
     assert list(numbers.index) == SIZES
-    assert numbers.loc[10, "rope_minus_learned"] == pytest.approx(60.0)
-    shown = (root / "tables" / "success_by_grid.md").read_text()
-    assert "| 10×10" in shown and "80.0 ± 20.0" in shown and "+60.0" in shown
+    assert numbers.loc[10, "rope_minus_learned_diff_pct"] == 60.0
+    header = shown_row(root / "tables" / "success_by_grid.md", "Grid")
+    assert header == ["Grid", *ENCODINGS] + [
+        f"rope − {e} (pp)" for e in ENCODINGS if e != REFERENCE
+    ]
+    cells = shown_row(root / "tables" / "success_by_grid.md", "10×10")
+    assert cells[1:5] == [
+        "20.0 [5.0, 35.0]",
+        "50.0 [35.0, 65.0]",
+        "80.0 [65.0, 95.0]",
+        "70.0 [55.0, 85.0]",
+    ]
+    assert cells[5] == "+60.0 [+35.0, +85.0]"
+    # the CI is the one the stats stage wrote, cut at 100, not mean ± anything
+    assert shown_row(root / "tables" / "success_by_grid.md", "8×8")[3] == "95.0 [80.0, 100.0]"
+    assert "±" not in (root / "tables" / "success_by_grid.md").read_text().split("\n\n")[1]
 
 
-def test_context_table_keeps_not_applicable(run):
+def test_comparisons_table_has_every_pair_at_the_training_context(run):
+    root, _ = run
+    numbers = pd.read_csv(root / "tables" / "comparisons.csv")
+    assert set(numbers.context) == {CONTEXTS[0]} and numbers.primary.all()
+    assert len(numbers) == len(SIZES) * math.comb(len(ENCODINGS), 2)
+    path = root / "tables" / "comparisons.md"
+    text = path.read_text()
+    for key in ("bootstrap", "permutation", "holm", "prob_improvement", "cohens_d"):
+        assert METHODS[key] in text
+    cells = shown_row(path, "10×10", "rope − learned")
+    assert cells[2:] == ["+60.0 [+35.0, +85.0]", "0.001", "0.018", "<0.001", "0.80", "+6.00"] + [
+        "a > b"
+    ]
+    assert shown_row(path, "10×10", "rope − rope-t_learned")[-1] == "no difference resolved"
+    tie = shown_row(path, "20×20", "learned − sinusoidal")
+    assert tie[7] == tables.UNDEFINED  # Cohen's d without spread and without difference
+
+
+def test_context_table_keeps_not_applicable_and_scaling_labels(run):
     root, _ = run
     numbers = pd.read_csv(root / "tables" / "context.csv").set_index("context")
-    assert not numbers.loc[9, "learned_applicable"] and np.isnan(
-        numbers.loc[9, "rope_minus_learned"]
-    )
-    row = next(
-        line
-        for line in (root / "tables" / "context.md").read_text().splitlines()
-        if line.startswith("| 9 ")
-    )
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "N/A" and cells[4] == "N/A" and cells[3] == "90.0 ± 10.0"
+    assert not numbers.loc[9, "learned_applicable"]
+    header = shown_row(root / "tables" / "context.md", "Context")
+    assert header == ["Context", *ENCODINGS, "rope+yarn"]
+    cells = shown_row(root / "tables" / "context.md", "9 ")
+    assert cells[0] == "9 (1.5×)" and cells[1] == "N/A" and cells[5] == "86.0 ± 10.0"
+    assert shown_row(root / "tables" / "context.md", "6 ")[5] == "N/A"
 
 
-def test_significance_table_names_tests_and_marks_undefined(run):
+def test_power_table_marks_the_floor(run):
     root, _ = run
-    shown = (root / "tables" / "significance.md").read_text()
-    assert "Welch" in shown and "Wilcoxon" in shown
-    row_8 = next(
-        line for line in shown.splitlines() if line.startswith("| 8×8") and "learned" in line
-    )
-    assert row_8.count(tables.UNDEFINED) == 3  # d, p and significance with no spread between seeds
-    row_10 = next(
-        line for line in shown.splitlines() if line.startswith("| 10×10") and "learned" in line
-    )
-    assert "+3.00" in row_10 and "yes" in row_10
+    path = root / "tables" / "power.md"
+    assert shown_row(path, "10×10") == ["10×10", "3", "15.0", "38.2", "37", "80.0", "yes"]
+    assert shown_row(path, "20×20")[-1] == "no (floor)"
+    assert METHODS["power"] in path.read_text() and "10 %" in path.read_text()
+
+
+# Figures ----------------------------------------------------------------------------------
 
 
 def test_figures_are_png_and_pdf(run):
@@ -128,66 +427,160 @@ def test_figures_are_png_and_pdf(run):
         assert head.startswith(b"\x89PNG") if path.suffix == ".png" else head.startswith(b"%PDF")
 
 
+def test_success_figure_draws_the_stats_intervals(run):
+    root, _ = run
+    table = pd.read_csv(root / "results" / "stats" / "success_by_grid.csv")
+    colours = figures.encoding_colours(ENCODINGS)
+    ax = figures.success_by_grid(table, colours, METHODS).axes[0]
+    drawn = np.concatenate([np.asarray(c.get_segments()) for c in ax.collections])
+    lows, highs = drawn[:, 0, 1], drawn[:, 1, 1]
+    assert sorted(lows) == sorted(table.ci_low_pct) and sorted(highs) == sorted(table.ci_high_pct)
+    assert lows.min() >= 0 and highs.max() <= 100
+
+
+def test_effect_figure_has_a_row_per_pair_and_holm_marks():
+    encodings = ["a", "b", "c", "d", "e"]
+    rows = [
+        {
+            "grid_size": size,
+            "encoding_a": a,
+            "encoding_b": b,
+            "diff_pct": 1.0,
+            "ci_low_pct": -1.0,
+            "ci_high_pct": 3.0,
+            "p_holm": 0.01 if (size, a, b) == (12, "a", "e") else 0.5,
+            "verdict": "no difference resolved",
+        }
+        for size in (8, 12)
+        for a, b in itertools.combinations(encodings, 2)
+    ]
+    fig = figures.effect_sizes(pd.DataFrame(rows), encodings, METHODS)
+    ax = fig.axes[0]
+    rows_at = dict(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())))
+    assert len(rows_at) == 10 and rows_at[max(rows_at)] == "a − b"  # the first pair on top
+    marks = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert marks == ["*"]
+
+
+def test_colours_are_distinct_for_many_encodings():
+    for n in (3, 12, 25):
+        colours = figures.encoding_colours([f"e{i}" for i in range(n)])
+        assert len(set(colours.values())) == n
+
+
 def test_figures_rerun_byte_identical(run, tmp_path):
     root, _ = run
-    table = pd.read_csv(root / "tables" / "significance.csv").assign(alpha=0.05)
+    comparisons = pd.read_csv(root / "results" / "stats" / "comparisons.csv")
+    success = pd.read_csv(root / "results" / "stats" / "success_by_grid.csv")
+    colours = figures.encoding_colours(ENCODINGS)
     for out in ("a", "b"):
         figures.save(
-            figures.effect_sizes(table, figures.encoding_colours(ENCODINGS)), tmp_path / out
+            figures.effect_sizes(comparisons[comparisons.primary], ENCODINGS, METHODS),
+            tmp_path / f"{out}5",
         )
-    for ext in ("png", "pdf"):
-        assert (tmp_path / f"a.{ext}").read_bytes() == (tmp_path / f"b.{ext}").read_bytes()
+        figures.save(figures.success_by_grid(success, colours, METHODS), tmp_path / f"{out}3")
+    for name, ext in itertools.product(("5", "3"), ("png", "pdf")):
+        assert (tmp_path / f"a{name}.{ext}").read_bytes() == (
+            tmp_path / f"b{name}.{ext}"
+        ).read_bytes()
 
 
-def test_report_embeds_tables_figures_and_findings(run):
+# Report -----------------------------------------------------------------------------------
+
+
+def findings(text):
+    return text.split("## Findings")[1].split("## Statistical methods")[0]
+
+
+def test_report_embeds_tables_figures_and_methods(run):
     root, _ = run
     text = (root / "figures" / "REPORT.md").read_text()
     for name in FIGURE_NAMES:
         assert f"]({name}.png)" in text
     for name in TABLE_NAMES:
         assert (root / "tables" / f"{name}.md").read_text().strip() in text
-    assert "highest mean success is reached by sinusoidal and rope (tied)" in text
-    assert "Welch t-test over seeds p = 0.021, significant at α = 0.05" in text
-    assert "| learned    | 3       | 20      | N/A" in text  # translation check not applicable
+    for key in ("unit", "bootstrap", "permutation", "holm", "power"):
+        assert f"{METHODS[key]}" in text.split("## Statistical methods")[1]
+    # the t-shift check: one value per seed, as the attention stage wrote it
+    section = text.split("## Shifting the global timestep t")[1].split("\n## ")[0]
+    assert "1.0e-06, 2.0e-06, 3.0e-06" in section and "1.0e-02, 2.0e-02, 3.0e-02" in section
+    assert "explorer.html" in text.split("## Looking at episodes")[1]
+    assert "models per core-hour" in text
     timing = next(line for line in text.splitlines() if "train/rope_s1" in line)
     assert "12.5" in timing
     assert "```yaml\nstudy:" in text and "Code version: `" in text
 
 
-def test_findings_speak_of_the_largest_grid_with_any_success():
-    success = pd.DataFrame(
-        {
-            "grid_size": [8, 12, 20],
-            "a_mean": [90.0, 10.0, 0.0],
-            "a_std": [1.0, 2.0, 0.0],
-            "b_mean": [80.0, 0.0, 0.0],
-            "b_std": [3.0, 0.0, 0.0],
-        }
-    ).set_index("grid_size")
-    assert report.frontier(success, ["a", "b"]) == 12
-    assert report.leader_sentence(success, 12, ["a", "b"]).startswith(
-        "At 12×12 the highest mean success is reached by a:"
+def test_report_findings_follow_the_intervals(run):
+    root, _ = run
+    text = findings((root / "figures" / "REPORT.md").read_text())
+    grid_10 = next(line for line in text.splitlines() if line.startswith("- **10×10**"))
+    assert "informative (best mean 80.0 % ≥ 10 %)" in grid_10
+    assert "rope 80.0 % [65.0, 95.0]" in grid_10
+    assert (
+        "rope > learned: rope − learned = +60.0 points (95 % CI [+35.0, +85.0], Holm p 0.018, "
+        "significant, smallest possible p <0.001)" in grid_10
     )
-    nothing = success.assign(a_mean=0.0, b_mean=0.0)
-    assert report.frontier(nothing, ["a", "b"]) == 20
-    assert "by a and b (tied)" in report.leader_sentence(nothing, 20, ["a", "b"])
+    # p < alpha before Holm, not after: resolved by its CI (b ahead), but not significant
+    assert (
+        "sinusoidal > learned: learned − sinusoidal = -30.0 points (95 % CI [-55.0, -5.0], "
+        "Holm p 0.300, smallest possible p <0.001)" in grid_10
+    )
+    unresolved = grid_10.split("They resolve no difference for ")[1]
+    assert "rope − rope-t_learned +10.0 [-15.0, +35.0]" in unresolved
+    # "significant" only where Holm says so, besides the sentence that defines the word
+    assert text.count("significant") == 1 and text.count('"Significant" means') == 1
+    grid_20 = next(line for line in text.splitlines() if line.startswith("- **20×20**"))
+    assert "at the floor (best mean 2.0 % < 10 %)" in grid_20
+    grid_8 = next(line for line in text.splitlines() if line.startswith("- **8×8**"))
+    assert "The intervals resolve" not in grid_8
+
+
+def test_report_findings_order_power_confound_and_reproducibility(run):
+    root, _ = run
+    text = findings((root / "figures" / "REPORT.md").read_text())
+    order = ["per grid size", "### Power", "### Mechanisms", "### What is reproducible"]
+    assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
+    assert (
+        "10×10: seed SD 15.0 points with 3 seeds per encoding; the smallest detectable difference "
+        "is 38.2 points, and detecting 10 points needs 37 seeds per encoding." in text
+    )
+    assert "In learned, sinusoidal, rope the timestep t" in text  # not rope-t_learned
+    assert "t equals the in-window index k" in text
+    assert "9 timesteps (1.5× the training context): learned N/A" in text
+    assert "rope+yarn 86.0 ± 10.0" in text
+    assert "dataset and evaluation suites are the same bytes on every machine" in text
+
+
+def test_report_numbers_come_from_the_stats_files(tmp_path, run):
+    """A number changed in results/stats/ and nowhere else reaches the findings."""
+    root, _ = run
+    stats_dir = tmp_path / "stats"
+    stats_dir.mkdir()
+    for path in (root / "results" / "stats").iterdir():
+        (stats_dir / path.name).write_bytes(path.read_bytes())
+    success = pd.read_csv(stats_dir / "success_by_grid.csv")
+    success.loc[(success.grid_size == 10) & (success.encoding == "rope"), "ci_low_pct"] = 61.5
+    success.to_csv(stats_dir / "success_by_grid.csv", index=False)
+    out = tmp_path / "REPORT.md"
+    attention = sorted((root / "results" / "attention").glob("*.json"))
+    report.write(
+        root / "params.yaml", stats_dir, root / "tables", root / "figures", attention, None, out
+    )
+    assert "rope 80.0 % [61.5, 95.0]" in out.read_text()
 
 
 def test_one_seed_runs_end_to_end(tmp_path, tiny_params):
-    pipeline(tmp_path, tiny_params, [7])
+    pipeline(tmp_path, tiny_params, encodings=ENCODINGS[:3], seeds=[7])
     text = (tmp_path / "figures" / "REPORT.md").read_text()
-    assert "p undefined" in text and "not recorded" in text
-    row_8 = next(
-        line
-        for line in (tmp_path / "tables" / "success_by_grid.md").read_text().splitlines()
-        if line.startswith("| 8×8")
-    )
-    assert "100.0" in row_8 and "±" not in row_8  # no std from one seed
+    assert "CI undefined" in text and "not recorded" in text and "power undefined" in text
+    row_8 = shown_row(tmp_path / "tables" / "success_by_grid.md", "8×8")
+    assert row_8[1] == f"94.0 [{tables.UNDEFINED}]"
+    power = shown_row(tmp_path / "tables" / "power.md", "8×8")
+    assert power[2:5] == [tables.UNDEFINED] * 3
 
 
 def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
-    import subprocess
-
     def git(*a):
         return subprocess.run(
             ["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True

@@ -1,10 +1,14 @@
 """End to end with the real tools on a tiny configuration in a temporary copy of the project:
 Snakemake and DVC each build everything; an evaluation-only change reruns evaluation and what
 follows but no training, in both; DVC adopts Snakemake's outputs; and a fresh clone that pulls
-the cached results from a local DVC remote is accepted by Snakemake as complete."""
+the cached results from a local DVC remote is accepted by Snakemake as complete. On a project
+that DVC built once: adding an encoding plans only its models' jobs and the aggregate ones, and
+an invalid param stops both tools before any output is touched."""
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +105,8 @@ OUTPUTS = [
     "results/stats/metrics.json",
     "results/tables/success_by_grid.md",
     "results/eval/context/learned_s1.csv",
+    "results/eval/test/learned_s1.csv",
+    "results/params.json",
     "models/rope_s2/model.safetensors",
 ]
 
@@ -118,7 +124,16 @@ def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
 
     # An evaluation-only change whose results must differ (a new context length).
     set_param(project, "evaluate", "contexts", [6, 12])
-    assert planned_rules(project) == {"evaluate", "stats", "tables", "figures", "report", "all"}
+    assert planned_rules(project) == {
+        "validate",
+        "evaluate",
+        "stats",
+        "tables",
+        "figures",
+        "report",
+        "explore",
+        "all",
+    }
     run(project, "snakemake", "--cores", "2")
     run(project, "dvc", "commit", "-f", "-q")
     assert json.loads(run(project, "dvc", "status", "--json").stdout) == {}
@@ -136,14 +151,29 @@ def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
     assert "train" not in planned_rules(clone) and "evaluate" in planned_rules(clone)
 
 
-def test_dvc_repro_builds_everything_and_reruns_only_evaluation(tmp_path):
-    project = make_project(tmp_path / "project", e2e_params())
-    first = run(project, "dvc", "repro").stdout
+@pytest.fixture(scope="module")
+def dvc_built(tmp_path_factory):
+    """A tiny project that `dvc repro` built once, and that Snakemake, too, takes as complete;
+    tests work on copies (`built_copy`). Returns its path and the first run's log."""
+    project = make_project(tmp_path_factory.mktemp("built") / "project", e2e_params())
+    log = run(project, "dvc", "repro").stdout
+    run(project, "snakemake", "--touch", "--forceall", "--cores", "1")
+    return project, log
+
+
+def built_copy(dvc_built, tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    shutil.copytree(dvc_built[0], project, symlinks=True)  # keeps mtimes: Snakemake's view
+    return project
+
+
+def test_dvc_repro_builds_everything_and_reruns_only_evaluation(dvc_built, tmp_path):
+    project, first = built_copy(dvc_built, tmp_path), dvc_built[1]
     assert {
+        "validate",
         "data",
         "train",
-        "evaluate_grid",
-        "evaluate_context",
+        "evaluate",
         "attention",
         "stats",
         "tables",
@@ -154,8 +184,64 @@ def test_dvc_repro_builds_everything_and_reruns_only_evaluation(tmp_path):
         assert (project / out).is_file(), out
     set_param(project, "evaluate", "contexts", [6, 12])
     again = dvc_ran(run(project, "dvc", "repro").stdout)
-    assert {"evaluate_context", "stats", "tables", "report"} <= again
-    assert not again & {"data", "train", "attention", "evaluate_grid"}
+    assert {"validate", "evaluate", "stats", "tables", "report"} <= again
+    assert not again & {"data", "train", "attention"}
+
+
+PER_MODEL = {"train", "evaluate", "attention"}
+AGGREGATE = {"validate", "stats", "tables", "figures", "report", "explore", "all"}
+
+
+def snakemake_planned_models(path: Path) -> dict:
+    """Per rule of `snakemake -n`, the encodings of the jobs it would run."""
+    out = run(path, "snakemake", "-n", "--cores", "1").stdout
+    planned = {}
+    for block in out.split("\nrule ")[1:]:
+        rule = block.split(":")[0].strip()
+        wildcards = re.search(r"^    wildcards: (.*)$", block, re.M)
+        encoding = re.search(r"encoding=([^,\s]+)", wildcards.group(1)) if wildcards else None
+        planned.setdefault(rule, set()).add(encoding.group(1) if encoding else None)
+    return planned
+
+
+def test_new_encoding_plans_only_its_models(dvc_built, tmp_path):
+    project = built_copy(dvc_built, tmp_path)
+    seeds = e2e_params()["study"]["seeds"]
+    set_param(project, "study", "encodings", ["learned", "rope", "alibi"])
+
+    planned = snakemake_planned_models(project)
+    assert set(planned) - PER_MODEL <= AGGREGATE, planned
+    for rule in PER_MODEL:
+        assert planned.get(rule) == {"alibi"}, (rule, planned)
+
+    changed = set(json.loads(run(project, "dvc", "status", "--json").stdout))
+    expected = {f"{stage}@alibi-{seed}" for stage in PER_MODEL for seed in seeds}
+    assert expected <= changed and changed - expected <= AGGREGATE, changed
+
+
+def tracked_outputs(path: Path) -> dict:
+    return {
+        str(f.relative_to(path)): hashlib.sha256(f.read_bytes()).hexdigest()
+        for folder in ("models", "results", "data", "figures")
+        for f in sorted((path / folder).rglob("*"))
+        if f.is_file()
+    }
+
+
+def test_invalid_param_touches_no_output(dvc_built, tmp_path):
+    project = built_copy(dvc_built, tmp_path)
+    before = tracked_outputs(project)
+    assert "results/params.json" in before and "models/rope_s2/model.safetensors" in before
+    set_param(project, "train", "lr", -1)
+    for tool in (["dvc", "repro"], ["snakemake", "--cores", "1"]):
+        done = run(project, *tool, check=False)
+        assert done.returncode != 0, tool
+        assert "train.lr" in done.stdout + done.stderr, (
+            tool,
+            done.stdout[-2000:],
+            done.stderr[-2000:],
+        )
+        assert tracked_outputs(project) == before, tool
 
 
 def test_bad_params_stop_before_any_job(tmp_path):

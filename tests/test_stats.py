@@ -1,5 +1,7 @@
-"""Statistics on synthetic sweeps with known answers: means and stds by hand, Cohen's d, the
-named tests against scipy called directly, N/A that stays N/A, and one seed without a crash."""
+"""Statistics on synthetic sweeps with known answers: means and stds by hand, the seed-level
+bootstrap's coverage, the exact permutation test's floor, Holm on a textbook example, N/A that
+stays N/A, comparisons recomputed independently from the episodes, and one seed without a
+crash."""
 
 import dataclasses
 import json
@@ -17,6 +19,7 @@ SEEDS = [1, 2, 3]
 SIZES = [8, 10]
 LAYOUTS = 5
 CONTEXTS = [6, 9]  # 6 is the training context; the learned table cannot run at 9
+TEST_SOLVED = [10, 9, 8]  # of 10 test layouts, per seed index
 # Layouts solved per (encoding, size), one count per seed: layout i succeeds if i < count.
 SOLVED = {
     ("learned", 8): [5, 5, 5],
@@ -88,34 +91,45 @@ def attention(encoding, seed, width=4) -> dict:
 
 def write_inputs(root, seeds=SEEDS) -> dict:
     """The per-model files the pipeline's earlier steps write, for every encoding and seed."""
-    paths = {"grid": [], "context": [], "metrics": [], "attention": []}
+    paths = {"test": [], "grid": [], "context": [], "metrics": [], "attention": []}
+
+    def save(frame, sweep, name):
+        path = root / "eval" / sweep / f"{name}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(path, index=False)
+        paths[sweep].append(path)
+
     for e_index, encoding in enumerate(ENCODINGS):
         for s_index, seed in enumerate(seeds):
             name = f"{encoding}_s{seed}"
-            for sweep in ("grid", "context"):
-                path = root / "eval" / sweep / f"{name}.csv"
-                path.parent.mkdir(parents=True, exist_ok=True)
-                contexts = CONTEXTS[:1] if sweep == "grid" else CONTEXTS
-                frame = pd.concat(
-                    [
-                        episodes(
-                            encoding,
-                            s_index,
-                            seed,
-                            c,
-                            applicable=not (encoding == "learned" and c > 6),
-                        )
-                        for c in contexts
-                    ]
+            save(episodes(encoding, s_index, seed, CONTEXTS[0]), "grid", name)
+            context = episodes(encoding, s_index, seed, CONTEXTS[1], encoding != "learned")
+            frames = [context.assign(rope_scaling="none")]
+            if encoding == "rope":  # a scaling that costs rope one layout everywhere
+                frames.append(
+                    context.assign(
+                        rope_scaling="linear",
+                        success=np.minimum(context.success, context.layout_id < 4),
+                    )
                 )
-                frame.to_csv(path, index=False)
-                paths[sweep].append(path)
+            save(pd.concat(frames), "context", name)
+            test = pd.DataFrame(
+                {
+                    "encoding": encoding,
+                    "seed": seed,
+                    "grid_size": 8,
+                    "context": CONTEXTS[0],
+                    "layout_id": np.arange(10),
+                    "success": (np.arange(10) < TEST_SOLVED[s_index]).astype(int),
+                    "steps": 5,
+                    "optimal_steps": 4,
+                    "applicable": True,
+                }
+            )
+            save(test, "test", name)
             path = root / "train" / name / "metrics.csv"
             path.parent.mkdir(parents=True)
             metrics(e_index, seed).to_csv(path, index=False)
-            (path.parent / "test.json").write_text(
-                json.dumps({"split": "test", "success": 0.9 + 0.01 * s_index})
-            )
             paths["metrics"].append(path)
             path = root / "attention" / f"{name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +149,12 @@ def run_stats(tmp_path, params, seeds=SEEDS):
     out = tmp_path / "stats"
     out.mkdir()
     stats.run(
-        synthetic_params(params, seeds), paths["grid"], paths["context"], paths["metrics"], out
+        synthetic_params(params, seeds),
+        paths["test"],
+        paths["grid"],
+        paths["context"],
+        paths["metrics"],
+        out,
     )
     return out, paths
 
@@ -181,9 +200,12 @@ def test_context_not_applicable_stays_nan(stats_dir):
     # rope, averaged over sizes 8 (100 %) and 10 (80 % mean): 90 %
     assert table.loc[(9, "rope"), "success_pct_mean"] == pytest.approx(90.0)
     assert table.loc[(9, "rope"), "context_multiple"] == pytest.approx(1.5)
+    # the scaled rope is its own entry: 8x8 80 %; 10x10 seeds at 80, 80, 60 %
+    assert table.loc[(9, "rope+linear"), "success_pct_mean"] == pytest.approx((80 + 220 / 3) / 2)
+    assert table.loc[(6, "rope"), "success_pct_mean"] == pytest.approx(90.0)  # the grid sweep
 
 
-def test_training_final_epoch_from_folder_names(stats_dir):
+def test_training_final_epoch_and_test_split(stats_dir):
     table = read(stats_dir, "training").set_index("encoding")
     seeds = np.array(SEEDS)
     assert table.loc["rope", "train_loss_mean"] == pytest.approx(
@@ -194,34 +216,119 @@ def test_training_final_epoch_from_folder_names(stats_dir):
     )
     assert table.loc["learned", "train_seconds_mean"] == pytest.approx(6.0)
     assert table.loc["learned", "epoch_mean"] == 3
-    assert table.loc["rope", "test_success_pct_mean"] == pytest.approx(
-        100 * np.mean(0.9 + 0.01 * np.arange(len(SEEDS)))
+    assert table.loc["rope", "test_success_pct_mean"] == pytest.approx(90.0)
+    assert table.loc["rope", "test_success_pct_min"] == pytest.approx(80.0)
+
+
+def test_comparisons_agree_with_an_independent_recomputation(stats_dir, tmp_path):
+    table = read(stats_dir, "comparisons")
+    required = {
+        "grid_size",
+        "context",
+        "encoding_a",
+        "encoding_b",
+        "diff_pct",
+        "ci_low_pct",
+        "ci_high_pct",
+        "p_value",
+        "p_holm",
+        "n_seeds_a",
+        "n_seeds_b",
+    }
+    assert required <= set(table.columns)
+    episodes_ = pd.concat(
+        pd.read_csv(p) for p in (tmp_path / "results" / "eval" / "grid").glob("*.csv")
     )
-    assert table.loc["rope", "test_success_pct_min"] == pytest.approx(90.0)
+    for row in table[table.primary].itertuples():
+        mean = episodes_[episodes_.grid_size == row.grid_size].groupby("encoding").success.mean()
+        assert row.diff_pct == pytest.approx(100 * (mean[row.encoding_a] - mean[row.encoding_b]))
+        assert row.ci_low_pct <= row.diff_pct <= row.ci_high_pct
+    # all pairs, the reference first wherever it takes part
+    pairs = set(zip(table.encoding_a, table.encoding_b))
+    assert {("rope", "learned"), ("rope", "sinusoidal"), ("learned", "sinusoidal")} <= pairs
+    primary = table[table.primary]
+    assert (primary.context == 6).all() and len(primary) == 3 * len(SIZES)
+    assert table[~table.primary].p_holm.isna().all()
+    assert (primary.p_holm >= primary.p_value).all()
+    # rope+linear against rope at context 9 exists; learned does not run there
+    later = table[table.context == 9]
+    assert ("rope", "rope+linear") in set(zip(later.encoding_a, later.encoding_b))
+    assert "learned" not in set(later.encoding_a) | set(later.encoding_b)
 
 
-def test_effect_size_and_named_tests_match_scipy(stats_dir):
-    table = read(stats_dir, "tests").set_index(["grid_size", "other"])
-    row = table.loc[(10, "learned")]
-    rope, learned = [100.0, 80.0, 60.0], [40.0, 20.0, 0.0]
-    assert row.success_diff_pct == pytest.approx(60.0)
+def test_permutation_test_is_exact_over_seed_labels(stats_dir):
+    row = read(stats_dir, "comparisons").set_index(
+        ["grid_size", "context", "encoding_a", "encoding_b"]
+    )
+    row = row.loc[(10, 6, "rope", "learned")]
+    rope, learned = np.array([100.0, 80.0, 60.0]), np.array([40.0, 20.0, 0.0])
+    assert row.p_min == pytest.approx(2 / 20)  # 3 vs 3: 20 relabellings
+    assert row.p_value == pytest.approx(2 / 20)  # fully separated: the floor
+    exact = sps.permutation_test(
+        (rope, learned),
+        lambda x, y, axis: x.mean(axis) - y.mean(axis),
+        n_resamples=np.inf,
+        vectorized=True,
+    )
+    assert row.p_value == pytest.approx(exact.pvalue)
+    assert row.prob_improvement == 1.0
     assert row.cohens_d == pytest.approx(60.0 / 20.0)  # both stds are 20
-    assert "Welch" in row.seed_test and "Wilcoxon" in row.layout_test
-    assert row.seed_test_p == pytest.approx(sps.ttest_ind(rope, learned, equal_var=False).pvalue)
-    per_layout_rope = [1, 1, 1, 2 / 3, 1 / 3]
-    per_layout_learned = [2 / 3, 1 / 3, 0, 0, 0]
-    assert row.layout_test_p == pytest.approx(
-        sps.wilcoxon(per_layout_rope, per_layout_learned, zero_method="zsplit").pvalue
+    assert row.verdict == "a > b" and row.ci_low_pct > 0
+
+
+def test_bootstrap_interval_covers_a_zero_difference_at_its_level(tiny_params):
+    sp = dataclasses.replace(tiny_params.stats, bootstrap_resamples=400, alpha=0.1)
+    rng = np.random.default_rng(1)
+    covered, draws = 0, 200
+    for _ in range(draws):
+        # 5 seeds per encoding, each with its own skill; 40 shared layouts of varied difficulty
+        layouts = rng.uniform(0.1, 0.9, 40)
+        skill = rng.normal(0, 0.1, (10, 1))
+        done = (rng.random((10, 40)) < np.clip(layouts + skill, 0, 1)).astype(float)
+        low, high = stats.diff_interval(done[:5], done[5:], sp, rng)
+        covered += low <= 0 <= high
+    # nominal 90 %; with 5 seeds a percentile bootstrap is a little narrow, never far
+    assert 0.8 <= covered / draws <= 0.99
+
+
+def test_bootstrap_interval_excludes_a_large_difference(tiny_params):
+    sp = tiny_params.stats
+    rng = np.random.default_rng(2)
+    a = (rng.random((5, 50)) < 0.8).astype(float)
+    b = (rng.random((5, 50)) < 0.3).astype(float)
+    low, high = stats.diff_interval(a, b, sp, rng)
+    assert 30 < low < 50 < high < 70
+    low, high = stats.mean_interval(a, sp, rng)
+    assert 0 <= low < 80 < high <= 100
+
+
+def test_holm_on_a_textbook_example():
+    # Holm (1979): p sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, then running maximum
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    adjusted = stats.holm([0.5, np.nan, 0.01])
+    assert adjusted[0] == pytest.approx(0.5) and np.isnan(adjusted[1])
+    assert adjusted[2] == pytest.approx(0.02)
+
+
+def test_power_detects_what_it_says():
+    sd, n = 8.0, 5
+    mde = stats.detectable(sd, n, 0.05)
+    assert stats.t_power(mde, sd, n, 0.05) == pytest.approx(0.8, abs=1e-6)
+    assert stats.detectable(sd, 10, 0.05) < mde  # more seeds, smaller differences
+    need = stats.seeds_needed(10.0, sd, 0.05)
+    assert (
+        stats.t_power(10.0, sd, int(need), 0.05)
+        >= 0.8
+        > stats.t_power(10.0, sd, int(need) - 1, 0.05)
     )
-    assert bool(row.seed_test_significant) == (row.seed_test_p < 0.05)
-    same = table.loc[(10, "sinusoidal")]
-    assert same.cohens_d == 0.0 and same.layout_test_p == 1.0  # identical on every layout
 
 
-def test_no_spread_gives_undefined_not_significant(stats_dir):
-    row = read(stats_dir, "tests").set_index(["grid_size", "other"]).loc[(8, "learned")]
-    assert math.isnan(row.cohens_d) and math.isnan(row.seed_test_p)
-    assert pd.isna(row.seed_test_significant)
+def test_power_table_flags_grid_sizes_at_the_floor(stats_dir):
+    table = read(stats_dir, "power").set_index("grid_size")
+    assert table.loc[10, "informative"] and table.loc[10, "best_pct"] == pytest.approx(80.0)
+    # pooled seed SD at 10x10: learned, sinusoidal, rope all have std 20
+    assert table.loc[10, "seed_sd_pct"] == pytest.approx(20.0)
+    assert table.loc[10, "n_seeds"] == 3
 
 
 def test_cohens_d_sign_and_pooled_std():
@@ -234,17 +341,22 @@ def test_cohens_d_sign_and_pooled_std():
 def test_metrics_json_is_flat_and_valid(stats_dir):
     headline = json.loads((stats_dir / "metrics.json").read_text())
     assert headline["success_rope_N10"] == pytest.approx(80.0)
-    assert headline["success_learned_context9"] is None
+    assert headline["test_success_pooled"] == pytest.approx(90.0)
+    assert headline["test_success_min"] == pytest.approx(80.0)
+    assert headline["diff_rope_vs_learned_N10"] == pytest.approx(60.0)
     assert all(not isinstance(v, (dict, list)) for v in headline.values())
+    methods = json.loads((stats_dir / "methods.json").read_text())
+    assert "seed" in methods["unit"] and "bootstrap" in methods["bootstrap"]
 
 
 def test_one_seed_runs_with_nan_spread(tmp_path, tiny_params):
     out, _ = run_stats(tmp_path, tiny_params, seeds=[7])
     success = read(out, "success_by_grid")
     assert success.success_pct_std.isna().all() and (success.n_seeds == 1).all()
-    tests = read(out, "tests")
-    assert tests.seed_test_p.isna().all() and tests.cohens_d.isna().all()
-    assert tests.layout_test_p.notna().all()  # layouts still pair up with one seed
+    assert success.ci_low_pct.isna().all()
+    comparisons = read(out, "comparisons")
+    assert comparisons.ci_low_pct.isna().all() and comparisons.cohens_d.isna().all()
+    assert comparisons.p_value.isna().all() and comparisons.p_holm.isna().all()
 
 
 def test_metrics_folder_must_name_encoding_and_seed(tmp_path):

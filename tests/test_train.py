@@ -48,13 +48,9 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     positions = json.loads((tmp_path / "am" / "positions.json").read_text())
     assert positions["context"] == 6 and len(positions["k_histogram"]) == 6
     assert positions["k_histogram"][0] >= positions["k_histogram"][-1]
-    test = json.loads((tmp_path / "am" / "test.json").read_text())
-    n_test = len(dataset.load_split_layouts(tiny_data, "test")[0])
-    assert test["layouts"] == n_test and test["grid_size"] == 8
-    assert test["success"] * n_test == pytest.approx(
-        round(test["success"] * n_test)
-    )  # a share of whole episodes
-    assert not (tmp_path / "ar" / "last.pt").exists()
+    assert not (tmp_path / "ar").exists()  # no empty resume folder left behind
+    assert sorted(f.name for f in (tmp_path / "am").iterdir()) == ["metrics.csv", "positions.json"]
+    assert all(f.stat().st_mode & 0o777 == 0o644 for f in (tmp_path / "a").iterdir())
 
     # An interrupted run: killed during epoch 2's validation, after epoch 1's checkpoint.
     resume = tmp_path / "br" / "last.pt"
@@ -165,51 +161,6 @@ def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params)
     assert (batched["steps"] <= tiny_params.env.cap(10)).all()
 
 
-def test_learned_context_sweep_reports_not_applicable(tiny_data, tiny_params):
-    torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "learned")).eval()
-    rows = evaluate.sweep(
-        model, tiny_params, tiny_data, "learned", 1, tiny_params.evaluate.contexts
-    )
-    na = rows[rows.context == 9]
-    assert not na.applicable.any() and na.success.isna().all()
-    assert (
-        rows[rows.context == 6].applicable.all() and rows[rows.context == 6].success.notna().all()
-    )
-
-
-@pytest.mark.parametrize("encoding", ["learned", "rope"])
-def test_context_sweep_reuses_the_grid_sweep(
-    tiny_data, tiny_params, tmp_path, monkeypatch, encoding
-):
-    """The context sweep takes the grid sweep's suites at the training context from its CSV: the
-    file it writes is byte for byte the one it writes playing them again."""
-    torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, encoding)).eval()
-    contexts = tiny_params.evaluate.contexts
-    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, [tiny_params.model.context]).to_csv(
-        tmp_path / "grid.csv", index=False
-    )
-    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts).to_csv(
-        tmp_path / "played.csv", index=False
-    )
-    played = []
-    real = evaluate.suite_rows
-    monkeypatch.setattr(evaluate, "suite_rows", lambda *a: played.append(a[4]) or real(*a))
-    grid = pd.read_csv(tmp_path / "grid.csv")
-    evaluate.sweep(model, tiny_params, tiny_data, encoding, 1, contexts, grid).to_csv(
-        tmp_path / "reused.csv", index=False
-    )
-    assert (tmp_path / "reused.csv").read_bytes() == (tmp_path / "played.csv").read_bytes()
-    assert played == [9] * len(tiny_params.data.suite_sizes)
-    with pytest.raises(ValueError, match=f"not {encoding} seed 2"):
-        evaluate.sweep(model, tiny_params, tiny_data, encoding, 2, contexts, grid)
-    with pytest.raises(ValueError, match="columns"):
-        evaluate.sweep(
-            model, tiny_params, tiny_data, encoding, 1, contexts, grid.drop(columns="steps")
-        )
-
-
 @pytest.mark.parametrize("episodes,batch_size", [(3500, 16), (513, 32), (17, 7), (5000, 64)])
 def test_batches_per_epoch_counts_length_buckets(episodes, batch_size):
     rng = np.random.default_rng(0)
@@ -225,3 +176,30 @@ def test_cosine_schedule_decays_to_zero_and_constant_stays():
     )
     assert all(np.diff([cosine(s) for s in range(101)]) <= 0)
     assert {constant(s) for s in (0, 50, 100)} == {1.0}
+
+
+def test_expert_targets_label_states_with_the_plans_action(tiny_data, tiny_params):
+    """The input's action tokens are the actions taken either way; only the labels change."""
+    eps = dataset.load(tiny_data / "train.safetensors")
+    batch = train.windows(eps, np.arange(64), 6, None)
+    valid = batch["valid"]
+    assert (batch["expert_actions"][valid] != batch["actions"][valid]).any()
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "rope")).eval()
+    with torch.no_grad():
+        logits = model(
+            batch["rtg"], model.encode_states(batch["states"]), batch["actions"], batch["timesteps"]
+        )[valid]
+        for targets, labels in (("taken", "actions"), ("expert", "expert_actions")):
+            loss = train.batch_loss(model, batch, torch.device("cpu"), "fp32", targets)
+            expected = torch.nn.functional.cross_entropy(logits, batch[labels][valid])
+            assert loss.item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_validation_every_n_epochs_and_after_the_last(tiny_data, tiny_params, tmp_path):
+    p = dataclasses.replace(
+        tiny_params, train=dataclasses.replace(tiny_params.train, epochs=3, val_every=2)
+    )
+    rows = train.train(p, "rope", 1, tiny_data, tmp_path / "m", tmp_path / "mm", tmp_path / "r", 1)
+    assert rows.val_success.notna().tolist() == [False, True, True]
+    assert rows.train_loss.notna().all()

@@ -19,6 +19,7 @@ def output(path: str | Path):
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)) / path.name
     try:
         yield tmp
+        readable(tmp)
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         os.replace(tmp, path)
@@ -29,3 +30,11 @@ def output(path: str | Path):
 def write_text(path: str | Path, text: str) -> None:
     with output(path) as tmp:
         tmp.write_text(text)
+
+
+def readable(path: Path) -> None:
+    """Files 0644 and folders 0755, as a plain write would leave them: the writers inside may
+    create them private (mkstemp-style 0600), which other users of a shared cache cannot read."""
+    paths = [path, *path.rglob("*")] if path.is_dir() else [path]
+    for p in paths:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)

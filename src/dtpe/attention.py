@@ -1,9 +1,13 @@
 """Attention analysis (PROTOCOL §5.3) on BFS-optimal episodes of one evaluation suite:
 the final layer's attention over a window of up to K timesteps from each episode's start,
 averaged over heads and episodes (the heatmap); its mean weight at each token distance
-(distance decay); and the translation check: the same window indexed k = 0..L-1 and again
-k = shift..shift+L-1, compared weight by weight. An encoding that only sees relative positions
-(RoPE) gives equal maps; one that cannot index that far (the learned table) is not applicable."""
+(distance decay); and the translation check on the global timestep t: the same windows of
+states replayed with t shifted by `attention.shift` (beyond the timesteps training sees), k
+left as it is. Shifting k instead would test nothing for RoPE, whose logits depend on k
+differences only (an identity); t is the position a larger grid pushes past its training range.
+The check compares the final layer's attention weights and the action distributions of the
+two replays: a t encoding `none` gives no change at all, a `learned` t table clamps the
+shifted timesteps to its last row (encodings/t_learned.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ import numpy as np
 import torch
 
 from dtpe import dataset
-from dtpe.encodings import NotApplicable
 
 
 def episode_windows(params, data_dir):
@@ -34,33 +37,46 @@ def episode_windows(params, data_dir):
 
 
 @torch.no_grad()
-def final_layer(model, win, k_offset=0) -> torch.Tensor:
-    """(B, H, 3L, 3L) final-layer attention weights, fp32."""
-    _, weights = model(
+def replay(model, win, t_shift=0) -> tuple[torch.Tensor, torch.Tensor]:
+    """The window's action probabilities (B, L, 4) and final-layer attention weights
+    (B, H, 3L, 3L), fp32, with every timestep t moved by t_shift (k stays 0..L-1)."""
+    logits, weights = model(
         win["rtg"],
         model.encode_states(win["states"]),
         win["actions"],
-        win["timesteps"],
-        k_offset=k_offset,
+        win["timesteps"] + t_shift,
         need_attention=True,
     )
-    return weights
+    return logits.float().softmax(-1), weights
+
+
+def t_shift_check(model, win, shift: int) -> dict:
+    """How much the final-layer attention (absolute change of each causal weight) and the
+    action distribution (total variation distance at each state token) move when t moves by
+    `shift`."""
+    probs, weights = replay(model, win)
+    shifted_probs, shifted_weights = replay(model, win, shift)
+    n = weights.shape[-1]
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    diff = (shifted_weights - weights).abs()[..., causal]
+    tv = 0.5 * (shifted_probs - probs).abs().sum(-1)  # (B, L)
+    return {
+        "applicable": True,
+        "axis": "t",
+        "shift": shift,
+        "mean_abs_diff": float(diff.mean()),
+        "max_abs_diff": float(diff.max()),
+        "action_tv_mean": float(tv.mean()),
+        "action_tv_max": float(tv.max()),
+    }
 
 
 def analyse(model, params, data_dir, encoding: str, seed: int) -> dict:
     win = episode_windows(params, data_dir)
-    weights = final_layer(model, win)
+    _, weights = replay(model, win)
     heatmap = weights.mean((0, 1))  # (3L, 3L)
     n = heatmap.shape[0]
     decay = [float(torch.diagonal(heatmap, -d).mean()) for d in range(n)]
-    causal = torch.ones(n, n, dtype=torch.bool).tril()
-    translation = {"applicable": True, "shift": params.attention.shift}
-    try:
-        shifted = final_layer(model, win, k_offset=params.attention.shift)
-        diff = (shifted - weights).abs()[..., causal]
-        translation.update(mean_abs_diff=float(diff.mean()), max_abs_diff=float(diff.max()))
-    except NotApplicable as e:
-        translation.update(applicable=False, mean_abs_diff=None, max_abs_diff=None, reason=str(e))
     return {
         "encoding": encoding,
         "seed": seed,
@@ -69,5 +85,5 @@ def analyse(model, params, data_dir, encoding: str, seed: int) -> dict:
         "episodes": len(win["rtg"]),
         "distance_decay": decay,
         "heatmap": heatmap.tolist(),
-        "translation": translation,
+        "translation": t_shift_check(model, win, params.attention.shift),
     }

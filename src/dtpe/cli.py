@@ -25,6 +25,27 @@ def per_model(params, folder: Path, suffix: str) -> list[Path]:
     ]
 
 
+def cmd_check(args, params):
+    """The validated params, plus per variant the hashes of its encoding files: DVC's stages
+    read their params from this file (so a bad value stops the run here, before any stage
+    deletes its outputs) and a model's stages its variant's hashes (so adding or editing an
+    encoding reruns only the models that use it: dvc.yaml cannot derive files from a name)."""
+    import dataclasses
+    import hashlib
+
+    from dtpe import atomic
+    from dtpe.encodings import sources
+
+    root = Path(__file__).resolve().parents[2]
+    validated = dataclasses.asdict(params)
+    validated["code"] = {
+        name: {f: hashlib.md5((root / f).read_bytes()).hexdigest() for f in sources(name)}
+        for name in params.study.encodings
+    }
+    atomic.write_text(args.out, json.dumps(validated, indent=1) + "\n")
+    print(f"check: {args.params} is valid; wrote {args.out}")
+
+
 def cmd_data(args, params):
     from dtpe import atomic, dataset
 
@@ -79,26 +100,22 @@ def _load_model(args, params):
 
 
 def cmd_evaluate(args, params):
-    import pandas as pd
-
     from dtpe import atomic, evaluate
 
-    done = None
-    if args.reuse is not None:
-        if not args.reuse.is_file():
-            raise FileNotFoundError(
-                f"--reuse {args.reuse}: no such file (run the grid sweep first)"
-            )
-        done = pd.read_csv(args.reuse)
     model = _load_model(args, params)
-    contexts = [params.model.context] if args.sweep == "grid" else params.evaluate.contexts
-    rows = evaluate.sweep(model, params, args.data, args.encoding, args.seed, contexts, done)
-    with atomic.output(args.out) as tmp:
-        rows.to_csv(tmp, index=False)
-    summary = rows[rows.applicable].groupby(["context", "grid_size"]).success.mean().unstack()
+    test = evaluate.test_split(model, params, args.data, args.encoding, args.seed)
+    grid = evaluate.grid_sweep(model, params, args.data, args.encoding, args.seed)
+    context = evaluate.context_sweep(model, params, args.data, args.encoding, args.seed, grid)
+    for rows, out in ((test, args.out_test), (grid, args.out_grid), (context, args.out_context)):
+        with atomic.output(out) as tmp:
+            rows.to_csv(tmp, index=False)
+    played = context[context.applicable.astype(bool)]
+    summary = played.groupby(["context", "rope_scaling", "grid_size"]).success.mean().unstack()
     print(
-        f"evaluate {args.sweep} {args.encoding} seed {args.seed}: "
-        f"success by context x grid size\n{summary.round(2)}"
+        f"evaluate {args.encoding} seed {args.seed}: 8x8 test split "
+        f"{test.success.mean():.1%}; success by grid size\n"
+        f"{grid.groupby('grid_size').success.mean().round(3).to_string()}\n"
+        f"by context, scaling x grid size\n{summary.round(2)}"
     )
 
 
@@ -119,6 +136,7 @@ def cmd_stats(args, params):
         tmp.mkdir()
         stats.run(
             params,
+            per_model(params, results / "eval" / "test", ".csv"),
             per_model(params, results / "eval" / "grid", ".csv"),
             per_model(params, results / "eval" / "context", ".csv"),
             per_model(params, results / "train", "/metrics.csv"),
@@ -142,7 +160,6 @@ def cmd_figures(args, params):
         params,
         Path(args.data),
         results / "stats",
-        per_model(params, results / "train", "/metrics.csv"),
         per_model(params, results / "attention", ".json"),
         Path(args.out),
     )
@@ -155,12 +172,26 @@ def cmd_report(args, params):
     results = Path(args.results)
     report.write(
         Path(args.params),
+        results / "stats",
         results / "tables",
         Path(args.figures),
         per_model(params, results / "attention", ".json"),
         _timings(Path(args.benchmarks)),
         Path(args.out),
     )
+
+
+def cmd_explore(args, params):
+    import torch
+
+    from dtpe import explorer
+
+    torch.set_num_threads(args.threads)
+    paths = explorer.run(
+        params, Path(args.data), Path(args.models), Path(args.results) / "eval" / "grid", args.out
+    )
+    sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.2f} MB" for p in paths)
+    print(f"explore: {sizes}")
 
 
 def _timings(folder: Path) -> dict[str, float] | None:
@@ -172,6 +203,20 @@ def _timings(folder: Path) -> dict[str, float] | None:
         str(f.relative_to(folder).with_suffix("")): float(pd.read_csv(f, sep="\t").s.iloc[0])
         for f in files
     } or None
+
+
+def cmd_encodings(args, params):
+    from dtpe.encodings import table
+
+    rows = table()
+    widths = {key: max(len(key), *(len(r[key]) for r in rows)) for key in rows[0]}
+    print("  ".join(key.ljust(w) for key, w in widths.items()).rstrip())
+    for r in rows:
+        print("  ".join(r[key].ljust(w) for key, w in widths.items()).rstrip())
+    print(
+        "variants: `<k>` (t = sinusoidal, the study's three models) or `<k>-t_<t>`, "
+        "e.g. rope-t_learned"
+    )
 
 
 def _check_encoding(name: str, params) -> None:
@@ -191,21 +236,34 @@ def parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
+    p = step("check", cmd_check, "validate the params file and write it as JSON")
+    p.add_argument("--out", type=Path, required=True, help="JSON file to write")
     p = step("data", cmd_data, "generate the training episodes and evaluation suites")
-    p.add_argument("--out", type=Path, default=Path("data"))
+    p.add_argument(
+        "--out", type=Path, default=Path("data"), help="data folder to write (default: data)"
+    )
+    out_help = {
+        "train": "folder for the trained model (safetensors and config.json)",
+        "attention": "JSON to write",
+    }
     for name, func, help in (
         ("train", cmd_train, "train one model"),
-        ("evaluate", cmd_evaluate, "grid or context sweep of one model"),
+        ("evaluate", cmd_evaluate, "the test split, grid and context sweeps of one model"),
         ("attention", cmd_attention, "attention analysis of one model"),
     ):
         p = step(name, func, help)
-        p.add_argument("--encoding", required=True)
-        p.add_argument("--seed", type=int, required=True)
-        p.add_argument("--data", type=Path, default=Path("data"))
+        p.add_argument(
+            "--encoding", required=True, help="the model's encodings: one of study.encodings"
+        )
+        p.add_argument("--seed", type=int, required=True, help="the model's training seed")
+        p.add_argument(
+            "--data", type=Path, default=Path("data"), help="data folder (default: data)"
+        )
         p.add_argument(
             "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
         )
-        p.add_argument("--out", type=Path, required=True)
+        if name != "evaluate":
+            p.add_argument("--out", type=Path, required=True, help=out_help[name])
         if name == "train":
             p.add_argument(
                 "--metrics",
@@ -217,30 +275,57 @@ def parser() -> argparse.ArgumentParser:
                 "--resume-dir", type=Path, help="epoch checkpoints (default .resume/<model>)"
             )
         else:
-            p.add_argument("--model", type=Path, required=True)
+            p.add_argument("--model", type=Path, required=True, help="folder of the trained model")
         if name == "evaluate":
-            p.add_argument("--sweep", choices=["grid", "context"], required=True)
-            p.add_argument(
-                "--reuse",
-                type=Path,
-                help="CSV of an earlier sweep of this model (the grid sweep's): "
-                "the suites and contexts it holds are not played again",
-            )
+            for sweep, what in (
+                ("test", "the 8x8 test split at the training context"),
+                ("grid", "every suite at the training context"),
+                ("context", "every suite at the longer contexts of evaluate.contexts"),
+            ):
+                p.add_argument(
+                    f"--out-{sweep}",
+                    type=Path,
+                    required=True,
+                    help=f"CSV to write, one row per episode: {what}",
+                )
+    results_help = "results folder: train/, eval/, attention/, stats/ (default: results)"
     p = step("stats", cmd_stats, "statistics over seeds and encodings")
-    p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    p.add_argument("--out", type=Path, required=True, help="folder for the statistics")
     p = step("tables", cmd_tables, "the study's tables as CSV, Markdown and LaTeX")
-    p.add_argument("--stats", type=Path, required=True)
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--stats", type=Path, required=True, help="folder the stats step wrote")
+    p.add_argument("--out", type=Path, required=True, help="folder for the tables")
     p = step("figures", cmd_figures, "Figures 1-5 as PNG and PDF")
-    p.add_argument("--data", type=Path, default=Path("data"))
-    p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--out", type=Path, required=True)
-    p = step("report", cmd_report, "figures/REPORT.md")
-    p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--figures", type=Path, default=Path("figures"))
-    p.add_argument("--benchmarks", type=Path, default=Path("benchmarks"))
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
+    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    p.add_argument("--out", type=Path, required=True, help="folder for the figures")
+    p = step("report", cmd_report, "figures/REPORT.md: every table and figure, params, timings")
+    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    p.add_argument(
+        "--figures", type=Path, default=Path("figures"), help="figures folder (default: figures)"
+    )
+    p.add_argument(
+        "--benchmarks",
+        type=Path,
+        default=Path("benchmarks"),
+        help="Snakemake's benchmark files: each step's wall time (if missing: not recorded)",
+    )
+    p.add_argument("--out", type=Path, required=True, help="Markdown file to write")
+    p = step(
+        "explore",
+        cmd_explore,
+        "the episode and attention explorer (explorer.html), episode GIFs, embedding similarity",
+    )
+    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
+    p.add_argument(
+        "--models", type=Path, default=Path("models"), help="checkpoints (default: models)"
+    )
+    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    p.add_argument(
+        "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
+    )
+    p.add_argument("--out", type=Path, required=True, help="folder for the page and figures")
+    step("encodings", cmd_encodings, "list the registered k and t encodings (not a pipeline step)")
     return top
 
 

@@ -4,6 +4,7 @@ Episodes file (safetensors, one per split, `data/{train,val,test}.safetensors`):
 steps concatenated, with offsets to cut them apart.
   states   (T, N, N) uint8   observation before each action
   actions  (T,) uint8        action taken
+  expert_actions (T,) uint8  the BFS plan's action in the same state (= actions off detours)
   rewards  (T,) float32
   rtg      (T,) float32      return-to-go: sum of this and all later rewards
   timesteps (T,) int32       t inside the episode, 0..L-1
@@ -33,6 +34,7 @@ from dtpe.params import Params, split_sizes
 from dtpe.planner import CostToGo
 
 SPLITS = ("train", "val", "test")
+STEP_ARRAYS = ("states", "actions", "expert_actions", "rewards", "rtg", "timesteps")
 
 
 class DataError(RuntimeError):
@@ -46,14 +48,15 @@ def rollout_episodes(lay: Layouts, optimal: np.ndarray, detour_prob: float, env,
     maze = BatchedMaze(lay, env.cap(lay.size), env.step_reward, env.goal_reward)
     which = np.arange(len(lay))
     obs = maze.reset()
-    states, actions, rewards, alive = [], [], [], []
+    states, actions, experts, rewards, alive = [], [], [], [], []
     while not maze.done.all():
-        action = ctg.optimal_action(maze.pos, maze.has_key, which)
+        expert = ctg.optimal_action(maze.pos, maze.has_key, which)
         detour = ~optimal & (rng.random(len(lay)) < detour_prob)
-        action = np.where(detour, rng.integers(0, N_ACTIONS, len(lay)), action)
+        action = np.where(detour, rng.integers(0, N_ACTIONS, len(lay)), expert)
         alive.append(~maze.done)
         states.append(obs)
         actions.append(action)
+        experts.append(expert)
         obs, reward, _, _ = maze.step(action)
         rewards.append(reward)
     alive = np.stack(alive, 1)  # (E, Tmax)
@@ -64,6 +67,7 @@ def rollout_episodes(lay: Layouts, optimal: np.ndarray, detour_prob: float, env,
     return {
         "states": np.stack(states, 1)[order].astype(np.uint8),
         "actions": np.stack(actions, 1)[order].astype(np.uint8),
+        "expert_actions": np.stack(experts, 1)[order].astype(np.uint8),
         "rewards": rewards[order],
         "rtg": np.ascontiguousarray(rtg)[order].astype(np.float32),
         "timesteps": order[1].astype(np.int32),
@@ -145,7 +149,7 @@ def select_episodes(episodes: dict, index: np.ndarray) -> dict:
         else np.zeros(0, np.int64)
     )
     lengths = off[index + 1] - off[index]
-    out = {k: episodes[k][steps] for k in ("states", "actions", "rewards", "rtg", "timesteps")}
+    out = {k: episodes[k][steps] for k in STEP_ARRAYS}
     out.update({k: episodes[k][index] for k in ("optimal", "success", "optimal_steps")})
     out["offsets"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     return out

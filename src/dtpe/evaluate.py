@@ -15,9 +15,10 @@ import torch
 
 from dtpe import dataset
 from dtpe.encodings import NotApplicable
-from dtpe.maze import BatchedMaze, Layouts
+from dtpe.maze import N_ACTIONS, BatchedMaze, Layouts
 from dtpe.model import TOKENS_PER_STEP, KVCache
 
+NO_SCALING = "none"
 COLUMNS = [
     "encoding",
     "seed",
@@ -39,9 +40,17 @@ def autocast(device: torch.device, precision: str):
 
 @torch.no_grad()
 def rollout(
-    model, lay: Layouts, env, context: int, target_return: float, precision: str = "fp32"
+    model,
+    lay: Layouts,
+    env,
+    context: int,
+    target_return: float,
+    precision: str = "fp32",
+    trace: bool = False,
 ) -> dict:
-    """Greedy episodes of `model` on every layout; returns success (bool) and steps (int) arrays."""
+    """Greedy episodes of `model` on every layout; returns success (bool) and steps (int) arrays,
+    and with `trace` the chosen actions (B, cap) and their softmax probabilities (B, cap, 4) at
+    every step (zero past an episode's end), so a replay is the evaluation's own episode."""
     model.encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work
     dev = next(model.parameters()).device
     b, cap = len(lay), env.cap(lay.size)
@@ -55,6 +64,7 @@ def rollout(
     # While the window grows from step 0, every token keeps its k and the cache is exact; once it
     # slides, each step re-indexes the window from k = 0 and the whole window runs again.
     cache = KVCache(len(model.blocks), b, TOKENS_PER_STEP * context)
+    probs = torch.zeros(b, cap, N_ACTIONS) if trace else None
     for t in range(cap):
         active = torch.from_numpy(np.flatnonzero(~maze.done)).to(dev)
         if len(active) == 0:
@@ -76,9 +86,15 @@ def rollout(
         choice = torch.zeros(b, dtype=torch.long, device=dev)
         choice[active] = logits.argmax(-1)
         actions[:, t] = choice
+        if trace:
+            probs[active.cpu(), t] = logits.float().softmax(-1).cpu()
         obs, reward, _, _ = maze.step(choice.cpu().numpy())
         current_rtg -= torch.from_numpy(reward.astype(np.float32)).to(dev)
-    return {"success": maze.success.copy(), "steps": maze.t.copy()}
+    result = {"success": maze.success.copy(), "steps": maze.t.copy()}
+    if trace:
+        played = np.arange(cap)[None, :] < maze.t[:, None]
+        result.update(actions=np.where(played, actions.cpu().numpy(), 0), probs=probs.numpy())
+    return result
 
 
 def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) -> pd.DataFrame:
@@ -116,30 +132,83 @@ def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) 
     )[COLUMNS]
 
 
-def sweep(
-    model, params, data_dir, encoding, seed, contexts, done: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Every evaluation suite at every context in `contexts`. Suites at a context that `done` (rows
-    of an earlier sweep of this model, e.g. the grid sweep's) holds are taken from it, not played
-    again."""
-    if done is not None and list(done.columns) != COLUMNS:
-        raise ValueError(f"the rows to reuse have columns {list(done.columns)}, expected {COLUMNS}")
-    frames = []
-    for size in params.data.suite_sizes:
-        lay, optimal_steps = dataset.load_suite(data_dir, size)
-        for c in contexts:
-            rows = None if done is None else done[(done.grid_size == size) & (done.context == c)]
-            if rows is None or rows.empty:
-                rows = suite_rows(model, lay, optimal_steps, params.env, c, params, encoding, seed)
-            elif (
-                set(rows.encoding) != {encoding}
-                or set(rows.seed) != {seed}
-                or not np.array_equal(rows.layout_id, lay.ids)
-            ):
-                raise ValueError(
-                    f"the rows to reuse for {size}x{size} at context {c} "
-                    f"are not {encoding} seed {seed} "
-                    f"on this suite's layouts"
+def test_split(model, params, data_dir, encoding, seed) -> pd.DataFrame:
+    """The held-out 8x8 test layouts at the training context: in-distribution competence."""
+    lay, optimal_steps = dataset.load_split_layouts(data_dir, "test")
+    return suite_rows(
+        model, lay, optimal_steps, params.env, params.model.context, params, encoding, seed
+    )
+
+
+def grid_sweep(model, params, data_dir, encoding, seed) -> pd.DataFrame:
+    """Every evaluation suite at the training context."""
+    return pd.concat(
+        [
+            suite_rows(
+                model,
+                *dataset.load_suite(data_dir, size),
+                params.env,
+                params.model.context,
+                params,
+                encoding,
+                seed,
+            )
+            for size in params.data.suite_sizes
+        ],
+        ignore_index=True,
+    )
+
+
+def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -> pd.DataFrame:
+    """Every suite at each context of evaluate.contexts beyond the training one, with each of
+    evaluate.rope_scaling the k encoding has (rows marked by `rope_scaling`).
+
+    Unscaled, a longer context changes nothing before the window first slides: an episode of
+    the grid sweep that ended within the training context is the same episode at any longer
+    one, so its row is taken over and only the longer episodes are played again (a scaling
+    changes every position, so scaled contexts play everything)."""
+    train_context, frames = params.model.context, []
+    for context in [c for c in params.evaluate.contexts if c != train_context]:
+        for scaling in params.evaluate.rope_scaling:
+            try:
+                model.for_context(context, scaling)
+                model.encoding.check(torch.tensor([context - 1]))
+            except NotApplicable:
+                if scaling != NO_SCALING:
+                    continue  # the k encoding has no such scaling: no rows, not N/A rows
+                frames.append(
+                    grid.assign(
+                        context=context, success=np.nan, steps=np.nan, applicable=False
+                    ).assign(rope_scaling=scaling)
                 )
-            frames.append(rows)
-    return pd.concat(frames, ignore_index=True)
+                continue
+            for size in params.data.suite_sizes:
+                played = grid[grid.grid_size == size]
+                lay, optimal_steps = dataset.load_suite(data_dir, size)
+                if not np.array_equal(played.layout_id, lay.ids):
+                    raise ValueError(f"the grid sweep's {size}x{size} rows are not this suite's")
+                replay = (
+                    np.ones(len(lay), bool)
+                    if scaling != NO_SCALING
+                    else played.steps.to_numpy() > train_context
+                )
+                rows = played.assign(context=context)
+                if replay.any():
+                    again = suite_rows(
+                        model,
+                        lay.subset(replay),
+                        optimal_steps[replay],
+                        params.env,
+                        context,
+                        params,
+                        encoding,
+                        seed,
+                    )
+                    rows.loc[rows.index[replay], ["success", "steps", "applicable"]] = again[
+                        ["success", "steps", "applicable"]
+                    ].to_numpy()
+                frames.append(rows.assign(rope_scaling=scaling))
+            model.for_context(train_context)
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS + ["rope_scaling"])
+    return pd.concat(frames, ignore_index=True)[COLUMNS + ["rope_scaling"]]

@@ -4,6 +4,10 @@ fig1_maze, fig2_training, fig3_success_by_grid, fig4_attention, fig5_effect_size
 Figures are built on `matplotlib.figure.Figure` without pyplot, so no global figure state or
 interactive backend is involved; PNGs render through Agg. Timestamp and software metadata are
 left out so that a rerun on the same inputs gives the same bytes.
+
+Every plotted statistic (means, stds, intervals, differences, adjusted p) is one the stats stage
+wrote to results/stats/; figures only draw them. The one exception is Figure 4's average of
+attention maps over seeds, which the attention stage writes per seed.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.colors import ListedColormap, PowerNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -20,7 +25,6 @@ from matplotlib.ticker import MaxNLocator
 
 from dtpe import dataset
 from dtpe.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL
-from dtpe.stats import read_metrics
 
 CODE_STYLE = {
     EMPTY: ("empty", "#ffffff"),
@@ -33,30 +37,29 @@ CODE_STYLE = {
 TRAINING_PANELS = (
     ("train_loss", "train loss"),
     ("val_loss", "validation loss"),
-    ("val_success", "validation success (%)"),
+    ("val_success_pct", "validation success (%)"),
     ("overfit_gap", "overfitting gap (val − train loss)"),
 )
 
 
 def draw(
-    params,
-    data_dir: Path,
-    stats_dir: Path,
-    metrics_csvs: list[Path],
-    attention_jsons: list[Path],
-    out_dir: Path,
+    params, data_dir: Path, stats_dir: Path, attention_jsons: list[Path], out_dir: Path
 ) -> list[Path]:
     """Draws the five figures into out_dir; returns the files written."""
     colours = encoding_colours(params.study.encodings)
     stats_dir, out_dir = Path(stats_dir), Path(out_dir)
+    methods = json.loads((stats_dir / "methods.json").read_text())
+    comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     figures = {
         "fig1_maze": maze(Path(data_dir), max(params.data.suite_sizes)),
-        "fig2_training": training(read_metrics(metrics_csvs), colours),
+        "fig2_training": training(pd.read_csv(stats_dir / "training_curves.csv"), colours),
         "fig3_success_by_grid": success_by_grid(
-            pd.read_csv(stats_dir / "success_by_grid.csv"), colours
+            pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
         ),
         "fig4_attention": attention(mean_attention(attention_jsons), colours),
-        "fig5_effect_sizes": effect_sizes(pd.read_csv(stats_dir / "tests.csv"), colours),
+        "fig5_effect_sizes": effect_sizes(
+            comparisons[comparisons.primary.astype(bool)], params.study.encodings, methods
+        ),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     return [path for name, fig in figures.items() for path in save(fig, out_dir / name)]
@@ -69,10 +72,15 @@ def save(fig: Figure, stem: Path) -> list[Path]:
     return [png, pdf]
 
 
-def encoding_colours(encodings: list[str]) -> dict[str, str]:
-    """One colour per encoding, in params order, the same in every figure."""
-    palette = [f"C{i}" for i in range(10)]
-    return {e: palette[i % len(palette)] for i, e in enumerate(encodings)}
+def encoding_colours(encodings: list[str]) -> dict[str, tuple]:
+    """One colour per encoding, in params order, the same in every figure: a qualitative map
+    while it has enough colours, then evenly spaced points of a continuous one."""
+    n = len(encodings)
+    if n <= 20:
+        cmap = colormaps["tab10" if n <= 10 else "tab20"]
+        return {e: cmap(i) for i, e in enumerate(encodings)}
+    cmap = colormaps["turbo"]
+    return {e: cmap(i / (n - 1)) for i, e in enumerate(encodings)}
 
 
 def maze(data_dir: Path, size: int) -> Figure:
@@ -108,24 +116,18 @@ def maze(data_dir: Path, size: int) -> Figure:
     return fig
 
 
-def training(metrics: pd.DataFrame, colours: dict) -> Figure:
-    """Figure 2: per epoch, mean over seeds with a ±1 std band (no band with one seed)."""
-    metrics = metrics.assign(val_success=100 * metrics.val_success)
-    summary = metrics.groupby(["encoding", "epoch"])[[m for m, _ in TRAINING_PANELS]].agg(
-        ["mean", "std"]
-    )
+def training(curves: pd.DataFrame, colours: dict) -> Figure:
+    """Figure 2: per epoch, the mean over seeds with a ±1 std band (none with one seed), from
+    the stats stage's training curves."""
     fig = Figure(figsize=(10, 7), layout="constrained")
     for ax, (metric, label) in zip(fig.subplots(2, 2).flat, TRAINING_PANELS):
         for encoding, colour in colours.items():
-            curve = summary.loc[encoding, metric]
-            ax.plot(curve.index, curve["mean"], color=colour, label=encoding)
+            curve = curves[curves.encoding == encoding]
+            curve = curve[curve[f"{metric}_mean"].notna()]  # epochs without validation
+            mean, std = curve[f"{metric}_mean"], curve[f"{metric}_std"]
+            ax.plot(curve.epoch, mean, color=colour, label=encoding)
             ax.fill_between(
-                curve.index,
-                curve["mean"] - curve["std"],
-                curve["mean"] + curve["std"],
-                color=colour,
-                alpha=0.2,
-                linewidth=0,
+                curve.epoch, mean - std, mean + std, color=colour, alpha=0.2, linewidth=0
             )
         ax.set(xlabel="epoch", ylabel=label)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -134,29 +136,28 @@ def training(metrics: pd.DataFrame, colours: dict) -> Figure:
     return fig
 
 
-def success_by_grid(table: pd.DataFrame, colours: dict) -> Figure:
-    """Figure 3: mean success per grid size, error bars ±1 std over seeds."""
+def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure:
+    """Figure 3: mean success per grid size with the stats stage's bootstrap CI of that mean,
+    drawn from its bounds (asymmetric, and within 0..100 as the bootstrap keeps it)."""
     fig = Figure(figsize=(6, 4.5), layout="constrained")
     ax = fig.subplots()
-    # Small horizontal offsets keep overlapping error bars apart.
-    offsets = np.linspace(-0.15, 0.15, len(colours)) if len(colours) > 1 else [0.0]
+    spacing = np.diff(sorted(table.grid_size.unique())).min(initial=2)
+    # Horizontal offsets keep the intervals of different encodings apart.
+    offsets = np.linspace(-0.3, 0.3, len(colours)) * spacing / 2 if len(colours) > 1 else [0.0]
     for offset, (encoding, colour) in zip(offsets, colours.items()):
         rows = table[table.encoding == encoding]
-        ax.errorbar(
-            rows.grid_size + offset,
-            rows.success_pct_mean,
-            yerr=rows.success_pct_std,
-            color=colour,
-            marker="o",
-            capsize=3,
-            label=encoding,
-        )
+        x = rows.grid_size + offset
+        ax.plot(x, rows.success_pct_mean, color=colour, marker="o", label=encoding)
+        ax.vlines(x, rows.ci_low_pct, rows.ci_high_pct, color=colour)
+        for bound in (rows.ci_low_pct, rows.ci_high_pct):
+            ax.plot(x, bound, linestyle="none", marker="_", markersize=8, color=colour)
     ax.set_xticks(sorted(table.grid_size.unique()))
+    level = f"{100 * methods['confidence']:g} %"
     ax.set(
         xlabel="grid size N",
         ylabel="success (%)",
         ylim=(-3, 103),
-        title="Success against grid size",
+        title=f"Success against grid size (bars: {level} CI over seeds and layouts)",
     )
     ax.legend()
     return fig
@@ -187,7 +188,7 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
         decay = maps[encoding]["distance_decay"]
         decay_ax.plot(np.arange(len(decay)), decay, color=colours[encoding], label=encoding)
     decay_ax.set(
-        xlabel="token distance (query − key)",
+        xlabel="token distance, query − key (3 tokens per step)",
         ylabel="mean attention weight",
         title="Distance decay",
     )
@@ -198,7 +199,7 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
     for ax, encoding in zip(heat_axes, encodings):
         image = ax.imshow(maps[encoding]["heatmap"], cmap="viridis", norm=norm)
         ax.set(
-            xlabel="key token",
+            xlabel="key token (3k: RTG, 3k+1: state, 3k+2: action of step k)",
             ylabel="query token",
             title=f"{encoding} (mean of {maps[encoding]['seeds']} seeds)",
         )
@@ -207,46 +208,42 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
     return fig
 
 
-def effect_sizes(tests: pd.DataFrame, colours: dict) -> Figure:
-    """Figure 5: Cohen's d per grid size and comparison, with its significance marks."""
-    sizes = sorted(tests.grid_size.unique())
-    others = [e for e in colours if e in set(tests.other)]
-    width = 0.8 / len(others)
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.subplots()
-    for i, other in enumerate(others):
-        rows = tests[tests.other == other].set_index("grid_size").loc[sizes]
-        x = np.arange(len(sizes)) - 0.4 + width * (i + 0.5)
-        height = np.where(np.isfinite(rows.cohens_d), rows.cohens_d, 0.0)
-        ax.bar(x, height, width, color=colours[other], label=f"{rows.reference.iloc[0]} vs {other}")
-        for xi, hi, row in zip(x, height, rows.itertuples()):
-            ax.annotate(
-                significance_mark(row),
-                (xi, hi),
-                xytext=(0, 3 if hi >= 0 else -12),
-                textcoords="offset points",
-                ha="center",
+def effect_sizes(comparisons: pd.DataFrame, encodings: list[str], methods: dict) -> Figure:
+    """Figure 5: the difference a − b of mean success with its CI, per pair (rows) and grid size
+    (panels); * marks a Holm-adjusted p below alpha."""
+    sizes = sorted(comparisons.grid_size.unique())
+    order = {e: i for i, e in enumerate(encodings)}
+    pairs = list(
+        dict.fromkeys(
+            sorted(
+                zip(comparisons.encoding_a, comparisons.encoding_b),
+                key=lambda pair: (order[pair[0]], order[pair[1]]),
             )
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(np.arange(len(sizes)), [f"{n}×{n}" for n in sizes])
-    alpha = tests.alpha.iloc[0]
-    ax.set(
-        xlabel="grid size",
-        ylabel="Cohen's d (per-seed success %)",
-        title=f"Effect sizes: * Welch p < {alpha:g}, † Wilcoxon p < {alpha:g}, – d undefined",
+        )
     )
-    ax.legend()
+    fig = Figure(figsize=(2.2 + 2.4 * len(sizes), 1.6 + 0.35 * len(pairs)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(sizes), sharey=True, sharex=True))
+    y = np.arange(len(pairs))[::-1]  # the first pair on top
+    alpha = methods["alpha"]
+    for ax, size in zip(axes, sizes):
+        rows = (
+            comparisons[comparisons.grid_size == size]
+            .set_index(["encoding_a", "encoding_b"])
+            .loc[pairs]
+        )
+        resolved = (rows.verdict != "no difference resolved").to_numpy()
+        colour = np.where(resolved, "black", "grey")
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=colour)
+        ax.scatter(rows.diff_pct, y, c=colour, zorder=3, s=18)
+        for yi, row in zip(y, rows.itertuples()):
+            if row.p_holm < alpha:  # NaN (outside the family) compares False
+                ax.annotate("*", (row.ci_high_pct, yi), xytext=(3, -4), textcoords="offset points")
+        ax.set(title=f"{size}×{size}", xlabel="Δ success a − b (pp)")
+    axes[0].set_yticks(y, [f"{a} − {b}" for a, b in pairs])
+    level = f"{100 * methods['confidence']:g} %"
+    fig.suptitle(
+        f"Differences of mean success with {level} bootstrap CI (black: CI excludes 0); "
+        f"* Holm p < {alpha:g}"
+    )
     return fig
-
-
-def significance_mark(row) -> str:
-    """* Welch (seeds) and † Wilcoxon (layouts) significant; – undefined d; ±∞ no spread at all."""
-    if np.isnan(row.cohens_d):
-        return "–"
-    marks = "*" * flag(row.seed_test_significant) + "†" * flag(row.layout_test_significant)
-    return (("+∞ " if row.cohens_d > 0 else "−∞ ") if np.isinf(row.cohens_d) else "") + marks
-
-
-def flag(value) -> bool:
-    """A significance flag read back from CSV: True, False or missing (undefined test)."""
-    return bool(value) if pd.notna(value) else False

@@ -1,10 +1,12 @@
 """The Decision Transformer of PROTOCOL §3.
 
-Tokens per timestep: (RTG, state, action), so a window of T timesteps is 3T tokens. Every
-token gets the sinusoidal encoding of its global episode timestep t; the local index k of its
-timestep inside the window (0..T-1, shared by the step's three tokens) goes through the
-encoding under study. Windows are aligned at their first timestep (k = 0) and padded at the
-end: with a causal mask, real tokens never see the padding, so no padding mask is needed.
+Tokens per timestep: (RTG, state, action), so a window of T timesteps is 3T tokens. Each token
+has two positions, each with its own encoding (encodings/): its global episode timestep t (the
+t encoding adds to the tokens; the study's is sinusoidal) and the local index k of its timestep
+inside the window (0..T-1, shared by the step's three tokens; the k encoding adds to the tokens,
+rotates queries and keys, or biases the attention logits). Windows are aligned at their first
+timestep (k = 0) and padded at the end: with a causal mask, real tokens never see the padding,
+so no padding mask is needed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from dtpe import encodings, state_encoders
-from dtpe.encodings.sinusoidal import sinusoids
 from dtpe.maze import N_ACTIONS
 
 TOKENS_PER_STEP = 3
@@ -26,6 +27,7 @@ TOKENS_PER_STEP = 3
 @dataclass(frozen=True)
 class ModelConfig:
     encoding: str
+    """the variant: `<k>` or `<k>-t_<t>` (encodings.variant reads it)"""
     d_model: int
     n_heads: int
     n_layers: int
@@ -37,6 +39,10 @@ class ModelConfig:
     encoder_filters: int
     view_radius: int
     rtg_scale: float
+    t_table: int
+    """rows of the t encoding `learned` (later timesteps clamp to the last)"""
+    t_max_offset: int
+    """largest training offset of the t encoding `randomized`"""
 
     @classmethod
     def from_params(cls, model_params, encoding: str) -> "ModelConfig":
@@ -66,17 +72,21 @@ class SelfAttention(nn.Module):
             self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
         )  # (B, H, T, dh) each
         q, k = encoding.rotate(q, k, positions)
+        key_positions = positions
         if cache is not None:
             k, v = cache.extend(k, v)
+            key_positions = cache.key_positions()
         total = k.shape[2]
         at = torch.arange(
             total - t, total, device=x.device
         )  # the queries' places among the keys (cached first)
+        query_positions = positions
         if keep is not None:
-            q, at = q[:, :, keep], at[keep]
+            q, at, query_positions = q[:, :, keep], at[keep], positions[keep]
+        bias = encoding.bias(query_positions, key_positions)  # (H, queries, total) or None
         weights = None
         dropout = self.dropout if self.training else 0.0
-        if len(at) == total and not need_weights:
+        if len(at) == total and not need_weights and bias is None:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
         else:
             causal = at[:, None] >= torch.arange(total, device=x.device)  # (queries, total)
@@ -84,10 +94,16 @@ class SelfAttention(nn.Module):
                 scores = (q @ k.transpose(-1, -2)) / math.sqrt(
                     q.shape[-1]
                 )  # (B, H, queries, total)
+                if bias is not None:
+                    scores = scores.float() + bias
                 weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
                 out = weights.to(v.dtype) @ v
-            else:
+            elif bias is None:
                 out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal, dropout_p=dropout)
+            else:
+                # SDPA adds a float mask to the scaled scores: the bias, -inf where causal hides
+                mask = bias.to(q.dtype).masked_fill(~causal, float("-inf"))
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
         return self.proj(out.transpose(1, 2).reshape(b, len(at), d)), weights
 
 
@@ -118,7 +134,10 @@ class DecisionTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.encoding = encodings.create(cfg.encoding, cfg.d_model, cfg.n_heads, cfg.context)
+        variant = encodings.variant(cfg.encoding)
+        self.encoding = encodings.create("k", variant.k, cfg)
+        """the k encoding (evaluation checks it can reach a context)"""
+        self.t_encoding = encodings.create("t", variant.t, cfg)
         self.state_encoder = state_encoders.create(cfg)
         self.rtg = nn.Linear(1, cfg.d_model)
         self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
@@ -130,6 +149,13 @@ class DecisionTransformer(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, N_ACTIONS)
+
+    def for_context(self, context: int, scaling: str = "none") -> None:
+        """Prepares the k encoding for windows of `context` timesteps with the inference-time
+        `scaling` ("none", or one of rope's and xpos's: at the training context they are
+        unchanged); raises NotApplicable where the k encoding has no such scaling. The context
+        bounds k only: t encodings have no scaling."""
+        self.encoding.for_context(context, scaling)
 
     def encode_states(self, states: torch.Tensor) -> torch.Tensor:
         """(..., N, N) grids -> (..., D); evaluation encodes each state once and keeps it."""
@@ -145,7 +171,7 @@ class DecisionTransformer(nn.Module):
                 2,
             )
         )  # (B, T, 3, D)
-        tokens = tokens + sinusoids(timesteps, d).to(tokens.dtype)[:, :, None, :]
+        tokens = self.t_encoding.add_to_input(tokens, timesteps[..., None])
         x = tokens.reshape(b, TOKENS_PER_STEP * t, d)  # (B, 3T, D)
         positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(
             TOKENS_PER_STEP
@@ -187,6 +213,8 @@ class DecisionTransformer(nn.Module):
         skip = 0 if cache is None else cache.tokens - TOKENS_PER_STEP * first
         x, positions = x[:, skip:-1], positions[skip:-1]
         new_tokens = x.shape[1]
+        if cache is not None:
+            cache.place(positions)
         # The last layer's other tokens feed no later layer: only their keys and values count.
         for i, block in enumerate(self.blocks):
             x, _ = block(
@@ -210,6 +238,14 @@ class KVCache:
         self.values: list[torch.Tensor | None] = [None] * n_layers
         self.batch, self.max_tokens, self.tokens = batch, max_tokens, 0
         self.rows = torch.arange(batch)
+        self.positions: torch.Tensor | None = None
+        """k of every token run so far and of the ones being run (an attention bias needs the
+        keys' positions), shared by the rows"""
+
+    def place(self, positions: torch.Tensor) -> None:
+        """Records the k of the tokens about to run after the `tokens` cached ones."""
+        kept = self.positions[: self.tokens] if self.positions is not None else positions[:0]
+        self.positions = torch.cat([kept, positions])
 
     def layer(self, i: int) -> "LayerCache":
         return LayerCache(self, i)
@@ -232,6 +268,10 @@ class LayerCache:
         c.keys[i][c.rows, :, c.tokens : end] = k
         c.values[i][c.rows, :, c.tokens : end] = v
         return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
+
+    def key_positions(self) -> torch.Tensor:
+        """k of every key `extend` returned."""
+        return self.cache.positions
 
 
 def device() -> torch.device:

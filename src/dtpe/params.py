@@ -81,17 +81,26 @@ class Model:
     """cells the egocentric view reaches from the agent in each direction (cnn_ego)"""
     rtg_scale: float
     """RTG is divided by this before its projection"""
+    t_table: int
+    """rows of the t encoding `learned`; a later timestep is clamped to the last row"""
+    t_max_offset: int
+    """the t encoding `randomized` adds to t, in training, an offset drawn from 0..t_max_offset"""
 
 
 @dataclass(frozen=True)
 class Train:
     epochs: int
+    targets: str
+    """the label of each state: "taken" (the protocol's: the action in the data) or "expert" (the
+    BFS plan's action there, so detours are seen but never imitated)"""
     batch_size: int
     lr: float
     lr_schedule: str
     """constant (the protocol's), or cosine: decays to 0 over the run's steps"""
     weight_decay: float
     grad_clip: float
+    val_every: int
+    """validate every this many epochs (and after the last); other epochs record no val metrics"""
     val_layouts: int
     """validation layouts rolled out after every epoch"""
     val_target_return: float
@@ -110,6 +119,9 @@ class Evaluate:
     """bf16 (autocast) or fp32"""
     contexts: list
     """context lengths (timesteps) of the context sweep"""
+    rope_scaling: list
+    """inference-time scalings of rope tried at each context of the context sweep (none: the
+    trained rope; linear, ntk, yarn: see encodings/rope.py)"""
 
 
 @dataclass(frozen=True)
@@ -122,11 +134,24 @@ class Attention:
 
 
 @dataclass(frozen=True)
+class Explorer:
+    layouts_per_suite: int
+    """layouts per grid size on the explorer page, the same for every model: up to half of them
+    (rounded up) the most failed, the rest the lowest layout ids"""
+
+
+@dataclass(frozen=True)
 class Stats:
     reference: str
     """the encoding compared against each other one"""
     alpha: float
-    """significance level"""
+    """significance level; intervals are at confidence 1 - alpha"""
+    bootstrap_resamples: int
+    """resamples of the two-level (seeds, layouts) bootstrap"""
+    seed: int
+    """seed of the bootstrap's and the sampled permutation tests' generator"""
+    floor_pct: float
+    """success % the best encoding of a grid size must reach for it to tell encodings apart"""
 
 
 @dataclass(frozen=True)
@@ -144,6 +169,7 @@ class Params:
     train: Train
     evaluate: Evaluate
     attention: Attention
+    explorer: Explorer
     stats: Stats
     compute: Compute
 
@@ -180,18 +206,17 @@ def check(raw: dict) -> Params:
 
 
 def _check_semantics(p: Params) -> None:
-    from dtpe.encodings import ENCODINGS
+    from dtpe.encodings import variant
     from dtpe.state_encoders import STATE_ENCODERS
 
     total = sum(p.data.split.values())
     if not math.isclose(total, 1.0, abs_tol=1e-9):
         raise ParamsError(f"params key data.split: fractions sum to {total}, not 1")
     for name in p.study.encodings:
-        if name not in ENCODINGS:
-            raise ParamsError(
-                f"params key study.encodings: unknown encoding {name!r}; "
-                f"registered: {sorted(ENCODINGS)}"
-            )
+        try:
+            variant(name)
+        except ValueError as e:
+            raise ParamsError(f"params key study.encodings: {e}") from None
     if p.stats.reference not in p.study.encodings:
         raise ParamsError(
             f"params key stats.reference: {p.stats.reference!r} is not in study.encodings"

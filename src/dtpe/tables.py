@@ -1,15 +1,18 @@
-"""The study's five tables (PROTOCOL §6) from the statistics step's CSVs, each written three ways:
-`{name}.csv` keeps the numbers (mean and std in their own columns, full precision) so that it
-can be read back; `{name}.md` and `{name}.tex` show them as "mean ± std" with a caption.
+"""The study's six tables (PROTOCOL §6) rendered from the statistics stage's files in
+results/stats/, each written three ways: `{name}.csv` keeps the numbers (full precision, in their
+own columns) so that it can be read back; `{name}.md` and `{name}.tex` show them with a caption.
+Every number here is one the stats stage wrote: a table selects, orders and formats, and
+computes nothing (no means, differences or tests).
 
 In the shown tables "N/A" means the encoding cannot run there (never 0), and "–" a statistic
 that is undefined (one seed, or no spread between seeds).
 
-Tables: training, success_by_grid, steps_by_grid, context, significance.
+Tables: training, success_by_grid, steps_by_grid, context, comparisons, power.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +30,12 @@ LATEX_SYMBOLS = str.maketrans(
         "×": r"$\times$",
         "Δ": r"$\Delta$",
         "∞": r"$\infty$",
+        "α": r"$\alpha$",
+        "≥": r"$\geq$",
+        "≤": r"$\leq$",
+        "≈": r"$\approx$",
         "<": r"$<$",
+        ">": r"$>$",
         "–": "--",
     }
 )
@@ -43,7 +51,7 @@ class Table:
 
 def write(params, stats_dir: Path, out_dir: Path) -> None:
     out_dir = Path(out_dir)
-    for build in (training, success_by_grid, steps_by_grid, context, significance):
+    for build in (training, success_by_grid, steps_by_grid, context, comparisons, power):
         table = build(params, Path(stats_dir))
         table.numbers.to_csv(out_dir / f"{table.name}.csv", index=False)
         (out_dir / f"{table.name}.md").write_text(markdown(table))
@@ -74,8 +82,12 @@ def mean_std(mean: float, std: float, digits: int = 1) -> str:
     return f"{mean:.{digits}f}" if math.isnan(std) else f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
-def signed(value: float, digits: int = 1) -> str:
-    return NOT_APPLICABLE if math.isnan(value) else f"{value:+.{digits}f}"
+def with_interval(value: float, low: float, high: float, sign: str = "") -> str:
+    """`value [low, high]`; `[–]` where the interval is undefined (one seed)."""
+    if math.isnan(value):
+        return NOT_APPLICABLE
+    interval = UNDEFINED if math.isnan(low) else f"{low:{sign}.1f}, {high:{sign}.1f}"
+    return f"{value:{sign}.1f} [{interval}]"
 
 
 def effect(d: float) -> str:
@@ -90,45 +102,66 @@ def p_value(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def yes_no(flag) -> str:
-    return UNDEFINED if pd.isna(flag) else ("yes" if flag else "no")
+def probability(value: float) -> str:
+    return UNDEFINED if math.isnan(value) else f"{value:.2f}"
+
+
+def number(value: float) -> str:
+    return UNDEFINED if math.isnan(value) else f"{value:.1f}"
+
+
+def count(value: float) -> str:
+    """A whole number the stats stage wrote as float (NaN where undefined)."""
+    return UNDEFINED if math.isnan(value) else f"{value:.0f}"
 
 
 def grid_label(size: int) -> str:
     return f"{size}×{size}"
 
 
-# Tables -----------------------------------------------------------------------------------
+# Inputs -----------------------------------------------------------------------------------
 
 
 def read(stats_dir: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(stats_dir / f"{name}.csv")
 
 
-def seeds(stats: pd.DataFrame) -> str:
-    counts = sorted(stats.n_seeds.unique())
+def methods(stats_dir: Path) -> dict:
+    """The stats stage's one-sentence descriptions of its methods, and alpha, confidence and
+    floor_pct."""
+    return json.loads((Path(stats_dir) / "methods.json").read_text())
+
+
+def primary(stats_dir: Path) -> pd.DataFrame:
+    """The comparisons of the Holm family: every pair at every grid size at the training
+    context."""
+    frame = read(stats_dir, "comparisons")
+    return frame[frame.primary.astype(bool)].reset_index(drop=True)
+
+
+def seeds(n_seeds: pd.Series) -> str:
+    counts = sorted(n_seeds.unique())
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
 
 
-def others(params) -> list[str]:
-    return [e for e in params.study.encodings if e != params.stats.reference]
+def labels(stats: pd.DataFrame) -> list[str]:
+    """Encodings, and labels such as rope+yarn, in the order the stats stage wrote them."""
+    return list(dict.fromkeys(stats.encoding))
 
 
-def by_encoding(frame: pd.DataFrame, index: str, value: str, encodings: list[str]) -> pd.DataFrame:
-    """Wide numbers: one row per `index`, columns `{encoding}_mean` and `{encoding}_std` of
-    `value`."""
-    wide = frame.pivot(index=index, columns="encoding", values=[f"{value}_mean", f"{value}_std"])
-    columns = {
-        f"{e}_{stat}": wide[(f"{value}_{stat}", e)] for e in encodings for stat in ("mean", "std")
-    }
-    return pd.DataFrame(columns)
+def by_encoding(
+    frame: pd.DataFrame, index: str, values: list[str], encodings: list[str]
+) -> pd.DataFrame:
+    """Wide numbers: one row per `index`, a column `{encoding}_{value}` per encoding and value."""
+    wide = frame.pivot(index=index, columns="encoding", values=values)
+    return pd.DataFrame({f"{e}_{v}": wide[(v, e)] for e in encodings for v in values})
 
 
-def shown_by_encoding(numbers: pd.DataFrame, encodings: list[str], digits: int = 1) -> dict:
-    return {
-        e: [mean_std(m, s, digits) for m, s in zip(numbers[f"{e}_mean"], numbers[f"{e}_std"])]
-        for e in encodings
-    }
+def confidence(methods: dict) -> str:
+    return f"{100 * methods['confidence']:g} %"
+
+
+# Tables -----------------------------------------------------------------------------------
 
 
 def training(params, stats_dir: Path) -> Table:
@@ -177,22 +210,39 @@ def training(params, stats_dir: Path) -> Table:
 
 def success_by_grid(params, stats_dir: Path) -> Table:
     encodings, reference = params.study.encodings, params.stats.reference
-    stats = read(stats_dir, "success_by_grid")
-    numbers = by_encoding(stats, "grid_size", "success_pct", encodings)
-    for other in others(params):
-        numbers[f"{reference}_minus_{other}"] = (
-            numbers[f"{reference}_mean"] - numbers[f"{other}_mean"]
-        )
+    stats, described = read(stats_dir, "success_by_grid"), methods(stats_dir)
+    values = ["success_pct_mean", "ci_low_pct", "ci_high_pct"]
+    numbers = by_encoding(stats, "grid_size", values, encodings)
+    # The reference's differences are the comparisons' rows with it first (stats.reference).
+    versus = primary(stats_dir)
+    versus = versus[versus.encoding_a == reference]
+    others = [e for e in encodings if e in set(versus.encoding_b)]
+    for other, rows in versus.groupby("encoding_b", sort=False):
+        rows = rows.set_index("grid_size")
+        for column in ("diff_pct", "ci_low_pct", "ci_high_pct"):
+            numbers[f"{reference}_minus_{other}_{column}"] = rows[column]
     numbers = numbers.reset_index()
-    shown = pd.DataFrame(
-        {"Grid": numbers.grid_size.map(grid_label), **shown_by_encoding(numbers, encodings)}
-    )
-    for other in others(params):
-        shown[f"{reference} − {other} (pp)"] = numbers[f"{reference}_minus_{other}"].map(signed)
+    shown = pd.DataFrame({"Grid": numbers.grid_size.map(grid_label)})
+    for e in encodings:
+        shown[e] = [
+            with_interval(*cells)
+            for cells in zip(*(numbers[f"{e}_{v}"] for v in values), strict=True)
+        ]
+    for other in others:
+        prefix = f"{reference}_minus_{other}"
+        shown[f"{reference} − {other} (pp)"] = [
+            with_interval(*cells, sign="+")
+            for cells in zip(
+                *(numbers[f"{prefix}_{c}"] for c in ("diff_pct", "ci_low_pct", "ci_high_pct")),
+                strict=True,
+            )
+        ]
     caption = (
-        f"Success % per grid size and encoding, mean ± std over {seeds(stats)} seeds, "
-        f"and {reference}'s "
-        "difference to each other encoding in percentage points."
+        f"Success % per grid size and encoding over {seeds(stats.n_seeds)} seeds: mean "
+        f"[{confidence(described)} CI]; {described['bootstrap']} "
+        f"Last columns: {reference}'s difference to each other encoding in percentage points "
+        f"[{confidence(described)} CI] (Table comparisons has every pair). "
+        f"{UNDEFINED}: undefined (one seed)."
     )
     return Table("success_by_grid", caption, numbers, shown)
 
@@ -200,14 +250,23 @@ def success_by_grid(params, stats_dir: Path) -> Table:
 def steps_by_grid(params, stats_dir: Path) -> Table:
     encodings, reference = params.study.encodings, params.stats.reference
     stats = read(stats_dir, "steps_by_grid")
-    numbers = by_encoding(stats, "grid_size", "steps", encodings)
+    numbers = by_encoding(stats, "grid_size", ["steps_mean", "steps_std"], encodings)
     ref = stats[stats.encoding == reference].set_index("grid_size")
     numbers["bfs_optimal_steps"] = ref.optimal_steps_mean
     numbers[f"{reference}_ratio_to_optimal_mean"] = ref.ratio_to_optimal_mean
     numbers[f"{reference}_ratio_to_optimal_std"] = ref.ratio_to_optimal_std
     numbers = numbers.reset_index()
     shown = pd.DataFrame(
-        {"Grid": numbers.grid_size.map(grid_label), **shown_by_encoding(numbers, encodings)}
+        {
+            "Grid": numbers.grid_size.map(grid_label),
+            **{
+                e: [
+                    mean_std(m, s)
+                    for m, s in zip(numbers[f"{e}_steps_mean"], numbers[f"{e}_steps_std"])
+                ]
+                for e in encodings
+            },
+        }
     )
     shown["BFS optimum"] = numbers.bfs_optimal_steps.map("{:.1f}".format)
     shown[f"{reference} / BFS"] = [
@@ -228,72 +287,88 @@ def steps_by_grid(params, stats_dir: Path) -> Table:
 
 
 def context(params, stats_dir: Path) -> Table:
-    encodings, reference = params.study.encodings, params.stats.reference
     stats = read(stats_dir, "context")
-    numbers = by_encoding(stats, "context", "success_pct", encodings)
-    applicable = stats.pivot(index="context", columns="encoding", values="applicable")
-    for e in encodings:
-        numbers[f"{e}_applicable"] = applicable[e]
-    for other in others(params):
-        # NaN where either side is N/A: a difference to a model that cannot run is no number
-        numbers[f"{reference}_minus_{other}"] = (
-            numbers[f"{reference}_mean"] - numbers[f"{other}_mean"]
-        )
+    encodings = labels(stats)
+    numbers = by_encoding(
+        stats, "context", ["success_pct_mean", "success_pct_std", "applicable"], encodings
+    )
     multiple = stats.groupby("context").context_multiple.first()
     numbers = numbers.assign(context_multiple=multiple).reset_index()
     shown = pd.DataFrame(
         {
             "Context": [f"{c} ({m:g}×)" for c, m in zip(numbers.context, numbers.context_multiple)],
-            **shown_by_encoding(numbers, encodings),
+            **{
+                e: [
+                    mean_std(m, s)
+                    for m, s in zip(
+                        numbers[f"{e}_success_pct_mean"], numbers[f"{e}_success_pct_std"]
+                    )
+                ]
+                for e in encodings
+            },
         }
     )
-    for other in others(params):
-        shown[f"{reference} − {other} (pp)"] = numbers[f"{reference}_minus_{other}"].map(signed)
     caption = (
         "Success % averaged over grid sizes per context length "
         "(timesteps; multiple of the training context) "
-        f"and encoding, mean ± std over seeds, and {reference}'s difference in percentage points. "
-        "N/A: the encoding cannot index that far (not run, not counted as failure)."
+        f"and encoding, mean ± std over {seeds(stats.n_seeds)} seeds. "
+        "A label `k+s` is encoding k run with the inference-time scaling s. "
+        "N/A: not run at that context (the encoding cannot index that far, or the scaling "
+        "applies only beyond the training context); never counted as failure."
     )
     return Table("context", caption, numbers, shown)
 
 
-def significance(params, stats_dir: Path) -> Table:
-    stats = read(stats_dir, "tests")
-    numbers = stats[
-        [
-            "grid_size",
-            "reference",
-            "other",
-            "success_diff_pct",
-            "cohens_d",
-            "n_seeds_reference",
-            "n_seeds_other",
-            "seed_test_p",
-            "seed_test_significant",
-            "n_layouts",
-            "layout_test_p",
-            "layout_test_significant",
-        ]
-    ]
+def comparisons(params, stats_dir: Path) -> Table:
+    numbers, described = primary(stats_dir), methods(stats_dir)
     shown = pd.DataFrame(
         {
             "Grid": numbers.grid_size.map(grid_label),
-            "Comparison": numbers.reference + " vs " + numbers.other,
-            "Δ success (pp)": numbers.success_diff_pct.map(signed),
+            "a − b": numbers.encoding_a + " − " + numbers.encoding_b,
+            "Δ success (pp) [CI]": [
+                with_interval(*cells, sign="+")
+                for cells in zip(numbers.diff_pct, numbers.ci_low_pct, numbers.ci_high_pct)
+            ],
+            "p": numbers.p_value.map(p_value),
+            "p (Holm)": numbers.p_holm.map(p_value),
+            "smallest p": numbers.p_min.map(p_value),
+            "P(a > b)": numbers.prob_improvement.map(probability),
             "Cohen's d": numbers.cohens_d.map(effect),
-            "p (Welch, seeds)": numbers.seed_test_p.map(p_value),
-            f"p < {params.stats.alpha:g}": numbers.seed_test_significant.map(yes_no),
-            "p (Wilcoxon, layouts)": numbers.layout_test_p.map(p_value),
-            f"p < {params.stats.alpha:g} (paired)": numbers.layout_test_significant.map(yes_no),
+            "Verdict": numbers.verdict,
         }
     )
     caption = (
-        f"Per grid size, {params.stats.reference} against each other encoding. "
-        "Cohen's d with the pooled "
-        f"std of per-seed success %. Tests: {stats.seed_test.iloc[0]}; paired over the shared "
-        f"evaluation layouts: {stats.layout_test.iloc[0]}. "
-        f"Significant: p < {params.stats.alpha:g}. "
+        "Every pair of encodings at every grid size, at the training context; "
+        f"seeds per encoding: {seeds(pd.concat([numbers.n_seeds_a, numbers.n_seeds_b]))}. "
+        f"Δ: mean success of a minus b in percentage points [{confidence(described)} CI]: "
+        f"{described['bootstrap']} p: {described['permutation']} "
+        f"p (Holm): {described['holm']} Smallest p: the smallest p this design can give. "
+        f"P(a > b): {described['prob_improvement']} Cohen's d: {described['cohens_d']} "
+        f"Verdict: from the CI alone (a difference is resolved when its CI excludes 0). "
+        f"Significant means p (Holm) < α = {described['alpha']:g}. "
         f"{UNDEFINED}: undefined (one seed, or no spread between seeds)."
     )
-    return Table("significance", caption, numbers, shown)
+    return Table("comparisons", caption, numbers, shown)
+
+
+def power(params, stats_dir: Path) -> Table:
+    numbers, described = read(stats_dir, "power"), methods(stats_dir)
+    shown = pd.DataFrame(
+        {
+            "Grid": numbers.grid_size.map(grid_label),
+            "Seeds": numbers.n_seeds.map(str),
+            "Seed SD (pp)": numbers.seed_sd_pct.map(number),
+            "Detectable Δ (pp)": numbers.mde_pct.map(number),
+            "Seeds for 10 pp": numbers.seeds_for_10pts.map(count),
+            "Best mean (%)": numbers.best_pct.map(number),
+            "Informative": numbers.informative.astype(bool).map({True: "yes", False: "no (floor)"}),
+        }
+    )
+    caption = (
+        f"Power per grid size at the training context. {described['power']} "
+        "Seed SD: the seed standard deviation of success % pooled over encodings. "
+        f"Informative: the best encoding's mean success is at least "
+        f"{described['floor_pct']:g} %; where every encoding is below it, the grid says "
+        f"nothing about encodings. {UNDEFINED}: undefined (no spread between seeds)."
+    )
+    return Table("power", caption, numbers, shown)

@@ -2,7 +2,9 @@ rule attention:
     input:
         "data",
         model="models/{encoding}_s{seed}",
-        code=code("cli", "params", "attention", "dataset", "model", "checkpoint", "encodings", "state_encoders", "atomic"),
+        code=code("cli", "params", "attention", "dataset", "layouts", "planner", "maze", "model", "checkpoint",
+                  "state_encoders", "atomic"),
+        encodings=encoding_code,
     output:
         "results/attention/{encoding}_s{seed}.json",
     params:
@@ -25,6 +27,7 @@ rule attention:
 
 rule stats:
     input:
+        test=expand("results/eval/test/{model}.csv", model=MODELS),
         grid=expand("results/eval/grid/{model}.csv", model=MODELS),
         context=expand("results/eval/context/{model}.csv", model=MODELS),
         metrics=expand("results/train/{model}", model=MODELS),

@@ -7,8 +7,22 @@ from dtpe.params import check as check_params
 
 check_params(config)
 
-# The params file the commands read: --configfile selects another (e.g. params-study.yaml).
-PARAMS = workflow.overwrite_configfiles[-1] if workflow.overwrite_configfiles else "params.yaml"
+
+def repo(path):
+    """A file of this repository as the working directory sees it. `--directory runs/power`
+    puts every output under runs/power while the code and params files stay here; in the
+    default run the working directory is the repository and `path` is returned unchanged (as
+    dvc.yaml names it)."""
+    return os.path.relpath(os.path.join(workflow.basedir, path))
+
+
+# The params file the commands read: --configfile selects another (e.g. params-study.yaml);
+# Snakemake makes it absolute, the commands get it relative to the working directory.
+PARAMS = (
+    os.path.relpath(workflow.overwrite_configfiles[-1])
+    if workflow.overwrite_configfiles
+    else repo("params.yaml")
+)
 
 ENCODINGS = config["study"]["encodings"]
 SEEDS = config["study"]["seeds"]
@@ -22,10 +36,20 @@ def code(*modules):
     """The package modules a step runs, so that editing one reruns the steps that use it."""
     files = []
     for m in modules:
-        files += sorted(glob.glob(f"src/dtpe/{m}/*.py")) if os.path.isdir(f"src/dtpe/{m}") else [f"src/dtpe/{m}.py"]
+        path = repo(f"src/dtpe/{m}")
+        files += sorted(glob.glob(f"{path}/*.py")) if os.path.isdir(path) else [f"{path}.py"]
     return files
 
 
+def encoding_code(wildcards):
+    """The encodings package files the model variant runs (its k and t modules, what they import,
+    base.py, __init__.py): adding an encoding reruns only the models that use it."""
+    from dtpe.encodings import sources
+
+    return [repo(f) for f in sources(wildcards.encoding)]
+
+
 wildcard_constraints:
-    encoding="[a-z0-9_]+",
+    # a variant name, as dtpe.encodings.base reads it: `<k>` or `<k>-t_<t>`
+    encoding=r"[a-z0-9]+(-t_[a-z0-9]+)?",
     seed=r"\d+",

@@ -1,3 +1,22 @@
+# Snakemake validates the params when it parses the workflow (common.smk); this rule writes
+# them as DVC's first stage does, the file DVC's stages read their params from.
+rule validate:
+    input:
+        PARAMS,
+        code=code("cli", "params", "atomic", "encodings", "state_encoders"),
+        schema=repo("src/dtpe/params.schema.yaml"),
+    output:
+        "results/params.json",
+    log:
+        "logs/validate.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "dtpe check --params {PARAMS} --out results/params.json > {log} 2>&1"
+
+
 rule data:
     input:
         code=code("cli", "params", "dataset", "layouts", "maze", "planner", "atomic"),

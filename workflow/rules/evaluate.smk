@@ -1,29 +1,30 @@
+# One job per model plays its three raw results: the 8x8 test split and every suite at the
+# training context, and the context sweep at the other contexts (with evaluate.rope_scaling).
 rule evaluate:
     input:
         "data",
         model="models/{encoding}_s{seed}",
-        code=code("cli", "params", "evaluate", "model", "checkpoint", "encodings", "state_encoders", "maze", "atomic"),
-        # the grid sweep's rows at the training context, which the context sweep takes instead of playing them again
-        grid=lambda wc: f"results/eval/grid/{wc.encoding}_s{wc.seed}.csv" if wc.sweep == "context" else [],
+        code=code("cli", "params", "evaluate", "model", "checkpoint", "dataset", "layouts", "planner",
+                  "state_encoders", "maze", "atomic"),
+        encodings=encoding_code,
     output:
-        "results/eval/{sweep}/{encoding}_s{seed}.csv",
+        test="results/eval/test/{encoding}_s{seed}.csv",
+        grid="results/eval/grid/{encoding}_s{seed}.csv",
+        context="results/eval/context/{encoding}_s{seed}.csv",
     params:
-        evaluate=lambda wc: {k: v for k, v in config["evaluate"].items() if wc.sweep == "context" or k != "contexts"},
+        evaluate=config["evaluate"],
         env=config["env"],
         model=config["model"],
         suite_sizes=config["data"]["suite_sizes"],
-        reuse=lambda wc, input: f" --reuse {input.grid}" if wc.sweep == "context" else "",
-    wildcard_constraints:
-        sweep="grid|context",
     log:
-        "logs/evaluate/{sweep}/{encoding}_s{seed}.log",
+        "logs/evaluate/{encoding}_s{seed}.log",
     benchmark:
-        "benchmarks/evaluate/{sweep}/{encoding}_s{seed}.tsv"
+        "benchmarks/evaluate/{encoding}_s{seed}.tsv"
     threads: THREADS
     resources:
         mem_mb=4000,
         runtime=60,
     shell:
-        "dtpe evaluate --params {PARAMS} --sweep {wildcards.sweep} --encoding {wildcards.encoding} --seed {wildcards.seed} "
+        "dtpe evaluate --params {PARAMS} --encoding {wildcards.encoding} --seed {wildcards.seed} "
         "--threads {threads} --data data --model models/{wildcards.encoding}_s{wildcards.seed} "
-        "--out results/eval/{wildcards.sweep}/{wildcards.encoding}_s{wildcards.seed}.csv{params.reuse} > {log} 2>&1"
+        "--out-test {output.test} --out-grid {output.grid} --out-context {output.context} > {log} 2>&1"

@@ -25,7 +25,7 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "figures", "stats", "dataset", "maze"),
+        code=code("cli", "params", "figures", "stats", "dataset", "maze", "layouts", "planner"),
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],
@@ -46,11 +46,14 @@ rule figures:
 
 rule report:
     input:
-        PARAMS,
+        # the report prints every param: the validated file, whole
+        "results/params.json",
         "results/tables",
         [f for f in FIGURES if f.endswith(".png")],
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "report", "atomic"),
+        # the report links the explorer, the GIFs and the embedding figure
+        explorer=EXPLORER,
+        code=code("cli", "params", "report", "tables", "atomic"),
     output:
         "figures/REPORT.md",
     log:

@@ -9,7 +9,9 @@ def model_size():
 rule train:
     input:
         "data",
-        code=code("cli", "params", "train", "model", "evaluate", "checkpoint", "encodings", "state_encoders", "maze", "atomic"),
+        code=code("cli", "params", "train", "model", "evaluate", "checkpoint", "dataset", "layouts", "planner",
+                  "state_encoders", "maze", "atomic"),
+        encodings=encoding_code,
     output:
         model=directory("models/{encoding}_s{seed}"),
         metrics=directory("results/train/{encoding}_s{seed}"),

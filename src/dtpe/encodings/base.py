@@ -1,64 +1,137 @@
-"""The interface every encoding of the local index k implements, and the registry."""
+"""The interface every encoding implements, the two registries (one per axis), and the one place
+where a model variant's name is read.
+
+A model has two positions per token: k, the index of its timestep inside the context window
+(0..T-1, shared by the step's three tokens), and t, the global episode timestep. Each axis has
+its own registry; an encoding plugs into the transformer through three narrow hooks, as in
+x-transformers: add to the token embeddings, rotate q/k, add a bias to the attention logits
+(a t encoding through the first alone). The model calls the hooks and never branches on names.
+
+Variant names: `<k>` is the study's model with k = <k> and t = sinusoidal (`learned`,
+`sinusoidal`, `rope` keep their names and results); `<k>-t_<t>` names another t
+(`rope-t_learned`, `nope-t_none`).
+"""
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-ENCODINGS: dict[str, type["Encoding"]] = {}
+AXES = ("k", "t")
+REGISTRY: dict[str, dict[str, type["Encoding"]]] = {axis: {} for axis in AXES}
+DEFAULT_T = "sinusoidal"
+"""the t encoding of a variant named by its k encoding alone (the study's three models)"""
+
+_VARIANT = re.compile(r"^(?P<k>[a-z0-9]+)(?:-t_(?P<t>[a-z0-9]+))?$")
 
 
 class NotApplicable(ValueError):
     """An encoding that cannot represent the asked positions (never clamped silently)."""
 
 
-def register(name: str):
+def register(axis: str, name: str, reference: str):
+    """Class decorator: registers an encoding of `axis` under `name`; `reference` says what its
+    tests check it against (shown by `dtpe encodings`)."""
+    if axis not in AXES:
+        raise ValueError(f"unknown axis {axis!r}; axes: {AXES}")
+
     def add(cls):
-        cls.name = name
-        ENCODINGS[name] = cls
+        if name in REGISTRY[axis]:
+            raise ValueError(f"{axis} encoding {name!r} is registered twice")
+        cls.name, cls.axis, cls.reference = name, axis, reference
+        REGISTRY[axis][name] = cls
         return cls
 
     return add
 
 
-def create(name: str, d_model: int, n_heads: int, context: int) -> "Encoding":
-    if name not in ENCODINGS:
-        raise ValueError(f"unknown encoding {name!r}; registered: {sorted(ENCODINGS)}")
-    return ENCODINGS[name](d_model, n_heads, context)
+@dataclass(frozen=True)
+class Variant:
+    """A model variant's two encodings."""
+
+    k: str
+    """name in the k registry"""
+    t: str
+    """name in the t registry"""
+
+
+def variant(name: str) -> Variant:
+    """Reads a variant name (`rope`, `rope-t_learned`); raises ValueError naming the problem."""
+    match = _VARIANT.match(name)
+    if match is None:
+        raise ValueError(
+            f"encoding variant {name!r} is not `<k>` or `<k>-t_<t>` (lowercase letters, digits)"
+        )
+    parsed = Variant(match["k"], match["t"] or DEFAULT_T)
+    for axis in AXES:
+        if getattr(parsed, axis) not in REGISTRY[axis]:
+            raise ValueError(
+                f"encoding variant {name!r}: unknown {axis} encoding {getattr(parsed, axis)!r}; "
+                f"registered: {sorted(REGISTRY[axis])}"
+            )
+    return parsed
+
+
+def variant_name(k: str, t: str) -> str:
+    """The inverse of `variant`."""
+    return k if t == DEFAULT_T else f"{k}-t_{t}"
+
+
+def create(axis: str, name: str, cfg) -> "Encoding":
+    """An encoding of `axis` built from the model config (each reads the fields it needs)."""
+    if name not in REGISTRY[axis]:
+        raise ValueError(f"unknown {axis} encoding {name!r}; registered: {sorted(REGISTRY[axis])}")
+    return REGISTRY[axis][name](cfg)
 
 
 class Encoding(nn.Module):
     """Hooks into the transformer; each encoding overrides the ones it uses.
 
-    positions: (T,) long, the local index k of each token (tokens of one timestep share k).
+    A k encoding gets its positions as (T_tokens,) in every hook (the same k in every row of
+    a batch). A t encoding gets (B, T, 1) in `add_to_input`, against tokens (B, T, 3, D) (one t
+    per timestep, shared by its three tokens); the model calls no attention hook of a t
+    encoding, since t differs between the rows of a batch.
     """
 
     name = "base"
-
-    def __init__(self, d_model: int, n_heads: int, context: int):
-        super().__init__()
-        self.d_model, self.n_heads, self.head_dim, self.context = (
-            d_model,
-            n_heads,
-            d_model // n_heads,
-            context,
-        )
-
+    axis = ""
+    reference = ""
+    params: tuple[str, ...] = ()
+    """the params keys the encoding reads besides the model's shape (for `dtpe encodings`)"""
     max_position: int | None = None
-    """largest k the encoding can represent, None if unbounded"""
+    """largest position the encoding can represent, None if unbounded"""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.d_model, self.n_heads, self.context = cfg.d_model, cfg.n_heads, cfg.context
+        self.head_dim = cfg.d_model // cfg.n_heads
 
     def check(self, positions: torch.Tensor) -> None:
         top = int(positions.max()) if positions.numel() else 0
         if self.max_position is not None and top > self.max_position:
             raise NotApplicable(
-                f"encoding {self.name!r} represents k up to {self.max_position} "
-                f"(a context of {self.max_position + 1} timesteps); asked for k = {top}"
+                f"encoding {self.name!r} represents {self.axis} up to {self.max_position} "
+                f"(a context of {self.max_position + 1} timesteps); asked for {self.axis} = {top}"
             )
 
+    def for_context(self, context: int, scaling: str = "none") -> None:
+        """Prepares the encoding for windows of `context` timesteps with an inference-time
+        `scaling` (only rope has any besides "none")."""
+        if scaling != "none":
+            raise NotApplicable(f"encoding {self.name!r} has no {scaling!r} scaling")
+
     def add_to_input(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        """x (B, T, D) -> x with the positions added."""
+        """x (..., D) -> x with the positions added."""
         return x
 
     def rotate(self, q: torch.Tensor, k: torch.Tensor, positions: torch.Tensor):
-        """q, k (B, H, T, dh) -> q, k, before the scores are taken."""
+        """q, k (B, H, T, dh) of the same tokens -> q, k, before the scores are taken."""
         return q, k
+
+    def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor | None:
+        """A bias broadcastable to the logits (B, H, Tq, Tk), added after the 1/sqrt(dh)
+        scaling; None adds nothing (and keeps attention on its fused causal path)."""
+        return None

@@ -1,5 +1,5 @@
-"""Fixed sinusoids of k added to the input (Vaswani et al. 2017). `sinusoids` also encodes the
-global timestep t in every variant."""
+"""k: fixed sinusoids of k added to the input (Vaswani et al. 2017). `sinusoids` is also the
+study's encoding of the global timestep t (t_sinusoidal.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def sinusoids(positions: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.stack([angle.sin(), angle.cos()], -1).flatten(-2)
 
 
-@register("sinusoidal")
+@register("k", "sinusoidal", "closed form (Vaswani et al. 2017); shared checks")
 class Sinusoidal(Encoding):
     def add_to_input(self, x, positions):
         return x + sinusoids(positions, self.d_model).to(x.dtype)

@@ -1,0 +1,94 @@
+"""The Gymnasium env as a user meets it: made by its module:id name from a fresh interpreter,
+its defaults those of params.yaml, its two render modes drawing the state it is in, and
+Gymnasium's checker passing with each render mode."""
+
+import inspect
+import subprocess
+import sys
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import yaml
+from conftest import ROOT
+from gymnasium.utils.env_checker import check_env
+from matplotlib.colors import to_rgb
+
+from dtpe import env as env_mod
+from dtpe import layouts as layout_family
+from dtpe.maze import AGENT, GOAL, KEY
+
+
+def one_layout(size=7, seed=0):
+    return layout_family.generate(size, 1, np.random.default_rng(seed), 0.1)
+
+
+def test_defaults_are_the_params_files():
+    env_params = yaml.safe_load((ROOT / "params.yaml").read_text())["env"]
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(env_mod.KeyDoorMazeEnv).parameters.items()
+        if name in env_params
+    }
+    assert defaults == env_params
+
+
+def test_module_id_form_works_from_a_fresh_interpreter():
+    code = (
+        "import gymnasium as gym; e = gym.make('dtpe.env:KeyDoorMaze-v0', size=12); "
+        "print(e.reset(seed=0)[0].shape)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "(12, 12)"
+
+
+def test_rgb_array_draws_the_observation():
+    env = gym.make("KeyDoorMaze-v0", size=7, layout=one_layout(), render_mode="rgb_array")
+    obs, _ = env.reset()
+    image = env.render()
+    px = env_mod.CELL_PIXELS
+    assert image.shape == (7 * px, 7 * px, 3) and image.dtype == np.uint8
+    for code in (AGENT, GOAL, KEY):
+        r, c = np.argwhere(obs == code)[0]
+        cell = image[r * px : (r + 1) * px, c * px : (c + 1) * px]
+        assert (cell == env_mod.COLOURS[code]).all(), code
+    for action in range(4):  # some move leaves the start cell: the picture follows it
+        env.reset()
+        if not np.array_equal(env.step(action)[0], obs):
+            assert not np.array_equal(env.render(), image), f"action {action} moved, image did not"
+            return
+    raise AssertionError("no action moved the agent")
+
+
+def test_ansi_is_one_character_per_cell():
+    env = gym.make("KeyDoorMaze-v0", size=7, layout=one_layout(), render_mode="ansi")
+    obs, _ = env.reset()
+    lines = env.render().splitlines()
+    assert [len(line) for line in lines] == [7] * 7
+    symbol = {v: k for k, v in env_mod.SYMBOLS.items()}
+    np.testing.assert_array_equal([[symbol[ch] for ch in line] for line in lines], obs)
+
+
+def test_no_render_mode_renders_nothing_and_a_bad_one_is_named():
+    env = gym.make("KeyDoorMaze-v0", size=7)
+    env.reset(seed=0)
+    assert env.render() is None
+    with pytest.raises(ValueError, match="render_mode 'human' is not one of"):
+        env_mod.KeyDoorMazeEnv(size=7, render_mode="human")
+
+
+def test_rgb_colours_are_the_figures():
+    from dtpe.figures import CODE_STYLE
+
+    for code, (_, colour) in CODE_STYLE.items():
+        np.testing.assert_allclose(env_mod.COLOURS[code] / 255, to_rgb(colour), atol=1 / 255)
+
+
+@pytest.mark.parametrize("mode", ["rgb_array", "ansi"])
+def test_checker_passes_with_each_render_mode(mode):
+    env = gym.make("KeyDoorMaze-v0", size=6, layout=one_layout(6), render_mode=mode)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env.unwrapped)
+    assert not caught, [str(w.message) for w in caught]

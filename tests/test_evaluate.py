@@ -1,0 +1,80 @@
+"""Evaluation's three sweeps of one model: the 8x8 test split, every suite at the training
+context, and the longer contexts, where rows of the grid sweep are taken over only where a
+longer context cannot change the episode (checked here against playing everything)."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dtpe import dataset, evaluate
+from dtpe.model import DecisionTransformer, ModelConfig
+
+
+def model_for(params, encoding, seed=0):
+    torch.manual_seed(seed)
+    return DecisionTransformer(ModelConfig.from_params(params.model, encoding)).eval()
+
+
+@pytest.fixture(scope="module")
+def long_params(tiny_params):
+    # Untrained models play to the cap (3 N): at a training context of 24 steps the 8x8
+    # episodes (24 steps) are ones a longer context cannot change, the 10x10 ones (30) are not
+    return dataclasses.replace(
+        tiny_params,
+        env=dataclasses.replace(tiny_params.env, cap_factor=3),
+        model=dataclasses.replace(tiny_params.model, context=24),
+        evaluate=dataclasses.replace(
+            tiny_params.evaluate, contexts=[24, 30], rope_scaling=["none", "linear"]
+        ),
+    )
+
+
+def test_test_split_is_every_test_layout_once(tiny_data, tiny_params):
+    model = model_for(tiny_params, "rope")
+    rows = evaluate.test_split(model, tiny_params, tiny_data, "rope", 1)
+    lay, optimal = dataset.load_split_layouts(tiny_data, "test")
+    assert list(rows.layout_id) == list(lay.ids) and (rows.grid_size == lay.size).all()
+    assert (rows.context == tiny_params.model.context).all()
+    played = evaluate.rollout(model, lay, tiny_params.env, tiny_params.model.context, 0.8)
+    assert np.array_equal(rows.success.to_numpy(), played["success"].astype(int))
+    assert np.array_equal(rows.optimal_steps.to_numpy(), optimal)
+
+
+@pytest.mark.parametrize("encoding", ["rope", "learned"])
+def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, encoding):
+    model = model_for(long_params, encoding, seed=3)
+    grid = evaluate.grid_sweep(model, long_params, tiny_data, encoding, 1)
+    swept = evaluate.context_sweep(model, long_params, tiny_data, encoding, 1, grid)
+    train_context = long_params.model.context
+    assert (grid.steps > train_context).any() and (grid.steps <= train_context).any()
+    later = [c for c in long_params.evaluate.contexts if c != train_context]
+    assert set(swept.context) == set(later)
+    for context in later:
+        for scaling in set(swept.rope_scaling):
+            model.for_context(context, scaling)
+            full = pd.concat(
+                evaluate.suite_rows(
+                    model,
+                    *dataset.load_suite(tiny_data, size),
+                    long_params.env,
+                    context,
+                    long_params,
+                    encoding,
+                    1,
+                )
+                for size in long_params.data.suite_sizes
+            )
+            model.for_context(train_context)
+            rows = swept[(swept.context == context) & (swept.rope_scaling == scaling)]
+            pd.testing.assert_frame_equal(
+                rows[evaluate.COLUMNS].reset_index(drop=True),
+                full.reset_index(drop=True),
+                check_dtype=False,
+            )
+    # only rope has scalings; learned cannot run past its table and says so on every row
+    assert set(swept.rope_scaling) == ({"none", "linear"} if encoding == "rope" else {"none"})
+    if encoding == "learned":
+        assert not swept.applicable.any() and swept.success.isna().all()

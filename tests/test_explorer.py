@@ -1,0 +1,265 @@
+"""`dtpe explore` on tiny trained models: every episode on the page is the grid sweep's (its CSV
+row, and the Gymnasium env stepped with its actions ends the same way); the attention is the
+model's own; a replay that disagrees with its CSV stops the step; and the page works in a real
+browser (Debian's Chromium driven by Playwright)."""
+
+import os
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+from conftest import tiny_raw
+from PIL import Image
+
+from dtpe import (
+    animations,
+    checkpoint,
+    cli,
+    dataset,
+    embeddings,
+    evaluate,
+    explorer,
+    explorer_page,
+    traces,
+)
+from dtpe import env as env_mod
+from dtpe import params as params_mod
+
+# One variant with another t, so that the page has two k and two t to pick from.
+ENCODINGS = ["rope", "learned-t_learned"]
+SEEDS = [1, 2]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A tiny study trained, evaluated (grid sweep) and explored through the CLI."""
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("explore")
+    raw = tiny_raw()
+    raw["study"] = {"encodings": ENCODINGS, "seeds": SEEDS}
+    raw["stats"]["reference"] = "rope"
+    raw["train"]["epochs"] = 1
+    raw["explorer"]["layouts_per_suite"] = 3
+    path = root / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    params = params_mod.check(raw)
+    common = ["--params", str(path), "--data", str(root / "data")]
+    assert cli.main(["data", "--params", str(path), "--out", str(root / "data")]) == 0
+    for e in ENCODINGS:
+        for s in SEEDS:
+            name = cli.model_name(e, s)
+            model = ["--encoding", e, "--seed", str(s)]
+            assert (
+                cli.main(
+                    ["train", *common, *model, "--out", str(root / "models" / name)]
+                    + ["--metrics", str(root / "results/train" / name)]
+                    + ["--resume-dir", str(root / "resume" / name)]
+                )
+                == 0
+            )
+            # The grid sweep as `dtpe evaluate` writes it (its CSV is all the explorer reads).
+            trained = checkpoint.load(root / "models" / name)
+            grid = evaluate.grid_sweep(trained, params, root / "data", e, s)
+            (root / "results/eval/grid").mkdir(parents=True, exist_ok=True)
+            grid.to_csv(root / "results/eval/grid" / f"{name}.csv", index=False)
+    explore = [*common, "--models", str(root / "models"), "--results", str(root / "results")]
+    assert cli.main(["explore", *explore, "--out", str(root / "figures")]) == 0
+    return root, params, explore
+
+
+def grid_rows(root, params) -> pd.DataFrame:
+    return explorer.read_grid(params, root / "results/eval/grid")
+
+
+def page_of(root):
+    return (root / "figures" / explorer.PAGE).read_text()
+
+
+def test_every_episode_is_its_csv_row_and_the_env_agrees(built):
+    root, params, _ = built
+    head, _ = explorer_page.unpack(page_of(root))
+    rows = grid_rows(root, params).set_index(["model", "grid_size", "layout_id"])
+    assert {m["name"] for m in head["models"]} == set(rows.index.get_level_values(0))
+    assert {(m["k"], m["t"]) for m in head["models"]} == {
+        ("rope", "sinusoidal"),
+        ("learned", "learned"),
+    }
+    per_size = params.explorer.layouts_per_suite * len(ENCODINGS) * len(SEEDS)
+    assert len(head["episodes"]) == per_size * len(params.data.suite_sizes)
+    for ep in head["episodes"]:
+        name = head["models"][ep["m"]]["name"]
+        row = rows.loc[(name, ep["size"], ep["layout"])]
+        assert (ep["success"], ep["steps"]) == (row.success, row.steps), (name, ep["layout"])
+        assert len(ep["actions"]) == ep["steps"] and len(ep["cells"]) == ep["steps"] + 1
+        lay, _ = dataset.load_suite(root / "data", ep["size"])
+        one = lay.subset(np.flatnonzero(lay.ids == ep["layout"]))
+        env = env_mod.KeyDoorMazeEnv(ep["size"], cap_factor=params.env.cap_factor, layout=one)
+        env.reset()
+        for t, a in enumerate(ep["actions"]):
+            _, _, terminated, truncated, _ = env.step(int(a))
+            assert tuple(env.pos[0]) == divmod(ep["cells"][t + 1], ep["size"])
+        assert terminated == bool(ep["success"]) and (terminated or truncated)
+
+
+def test_layouts_shown_are_the_most_failed_then_the_lowest(built):
+    root, params, _ = built
+    grid = grid_rows(root, params)
+    head, _ = explorer_page.unpack(page_of(root))
+    for n in params.data.suite_sizes:
+        shown = {ep["layout"] for ep in head["episodes"] if ep["size"] == n}
+        assert shown == set(explorer.pick_layouts(grid, n, params.explorer.layouts_per_suite))
+    made = pd.DataFrame(
+        {
+            "grid_size": 8,
+            "layout_id": [0, 1, 2, 3, 4, 0, 1, 2, 3, 4],
+            "success": [1, 1, 0, 0, 1, 1, 1, 0, 1, 0],
+        }
+    )  # failures per layout: 2 -> 2, 3 -> 1, 4 -> 1
+    assert explorer.pick_layouts(made, 8, 3) == [0, 2, 3]  # 2 most failed, then 3 (lower than 4)
+    assert explorer.pick_layouts(made, 8, 5) == [0, 1, 2, 3, 4]
+
+
+def test_loop_step_is_the_first_revisited_state():
+    cells = np.array([[1, 1], [1, 2], [1, 2], [1, 1]])
+    assert traces.loop_step(cells, np.zeros(4, bool)) == 2  # a bump into a wall
+    assert traces.loop_step(cells[[0, 1, 3]], np.array([False, False, True])) is None
+    assert traces.loop_step(cells[[0, 1, 3]], np.zeros(3, bool)) == 2
+
+
+def test_attention_is_the_models_and_the_rollouts_probabilities(built):
+    root, params, _ = built
+    model = checkpoint.load(root / "models" / "rope_s1")
+    lay, _ = dataset.load_suite(root / "data", 10)
+    played = traces.play(model, lay, params, lay.ids)
+    long = max(played, key=lambda i: played[i]["steps"])  # a window that slides
+    rec = played[long]
+    assert rec["steps"] > params.model.context
+    one = lay.subset(np.flatnonzero(lay.ids == long))
+    rep = traces.replay(one, rec["actions"], params.env, params.evaluate.target_return)
+    rows, logits = traces.attention(model, rep, rec["actions"], params.model.context)
+    np.testing.assert_allclose(torch.softmax(torch.tensor(logits), -1), rec["probs"], atol=1e-5)
+    assert [r.shape for r in rows[:2]] == [(2, 2, 2), (2, 2, 5)]
+    assert rows[-1].shape == (2, 2, 3 * params.model.context - 1)
+    for r in rows:
+        np.testing.assert_allclose(r.sum(-1), 1, atol=1e-5)
+    # The final layer's row of the last step is model.forward's own attention map.
+    k = params.model.context
+    last = rec["steps"] - 1
+    window = slice(last - k + 1, last + 1)
+    with torch.no_grad():
+        _, weights = model(
+            torch.from_numpy(rep.rtg[None, window]),
+            model.encode_states(torch.from_numpy(rep.states[None, window])),
+            torch.from_numpy(rec["actions"][None, window].astype(np.int64)),
+            torch.arange(last - k + 1, last + 1)[None],
+            need_attention=True,
+        )
+    q = 3 * (k - 1) + 1
+    np.testing.assert_allclose(rows[-1][-1], weights[0, :, q, : q + 1], atol=1e-6)
+
+
+def test_a_replay_that_disagrees_with_the_csv_stops(built, tmp_path, capsys):
+    root, params, explore = built
+    results = tmp_path / "results"
+    shutil.copytree(root / "results", results)
+    csv = results / "eval/grid/rope_s1.csv"
+    head, _ = explorer_page.unpack(page_of(root))
+    ep = next(e for e in head["episodes"] if head["models"][e["m"]]["name"] == "rope_s1")
+    rows = pd.read_csv(csv)
+    shown = (rows.grid_size == ep["size"]) & (rows.layout_id == ep["layout"])
+    rows.loc[shown, "steps"] += 1  # a row the page shows, so the explorer must play it
+    rows.to_csv(csv, index=False)
+    explore[explore.index("--results") + 1] = str(results)
+    assert cli.main(["explore", *explore, "--out", str(tmp_path / "figures")]) == 1
+    assert "disagrees with the grid sweep's CSV" in capsys.readouterr().err
+
+
+def test_animations_and_embedding_figure(built):
+    root, params, _ = built
+    grid = grid_rows(root, params)
+    for n in params.data.suite_sizes:
+        gif = Image.open(root / "figures" / animations.FOLDER / animations.gif_name(n))
+        reps = animations.representatives(grid, params, n)
+        rows = grid[grid.seed == SEEDS[0]].set_index(["encoding", "grid_size", "layout_id"])
+        longest = max(int(rows.loc[(e, n, v)].steps) for (e, _), v in reps.items() if v is not None)
+        # Pillow merges identical frames (an agent bumping a wall): count the time instead, which
+        # GIF stores in 10 ms units per stored frame.
+        shown = 0
+        for i in range(gif.n_frames):
+            gif.seek(i)
+            shown += gif.info["duration"]
+        want = (longest + 1 + animations.HOLD) * int(1000 / animations.FPS)
+        assert abs(shown - want) <= 10 * gif.n_frames, (shown, want)
+    assert Image.open(root / "figures" / embeddings.FILE).size[0] > 300
+    model = checkpoint.load(root / "models" / "learned-t_learned_s1")
+    titles = [t for t, _ in embeddings.panels(params, {"m": model})]
+    assert titles == ["k: learned, m", "t: learned, m"]  # rope and sinusoids are not in it
+    rope = checkpoint.load(root / "models" / "rope_s1")
+    assert [t for t, _ in embeddings.panels(params, {"a": rope})] == ["t: sinusoidal, a"]
+
+
+def chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but no `chromium` on PATH (.ci/run installs Debian's package)")
+        pytest.skip("no `chromium` on PATH: install Debian's chromium to run the browser test")
+    return found
+
+
+def test_page_in_a_real_browser(built, tmp_path):
+    root, params, _ = built
+    browser_path = chromium()
+    from playwright.sync_api import sync_playwright
+
+    head, _ = explorer_page.unpack(page_of(root))
+    csv = grid_rows(root, params).set_index(["model", "grid_size", "layout_id"])
+    errors = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path)
+        page = browser.new_page(viewport={"width": 1250, "height": 1000})
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((root / "figures" / explorer.PAGE).as_uri())
+        page.wait_for_selector("body[data-ready]")
+        assert page.get_attribute("body", "data-ready") == "true", errors
+
+        def shown():
+            o = page.locator("#outcome")
+            name, size, layout = (o.get_attribute(f"data-{a}") for a in ("model", "size", "layout"))
+            row = csv.loc[(name, int(size), int(layout))]
+            assert o.get_attribute("data-success") == str(row.success)
+            assert o.get_attribute("data-steps") == str(row.steps)
+            ep = next(
+                e
+                for e in head["episodes"]
+                if head["models"][e["m"]]["name"] == name
+                and e["size"] == int(size)
+                and e["layout"] == int(layout)
+            )
+            step = int(page.get_attribute("#maze", "data-step"))
+            assert page.get_attribute("#maze", "data-agent") == "%d,%d" % divmod(
+                ep["cells"][step], ep["size"]
+            )
+            return name, int(size), int(layout), step, page.text_content("#stepText")
+
+        first = shown()
+        page.select_option("#k", "learned")
+        page.select_option("#seed", str(SEEDS[1]))
+        page.select_option("#size", str(params.data.suite_sizes[-1]))
+        page.check("#failed")
+        after = shown()
+        assert after[:3] != first[:3] and after[0] == "learned-t_learned_s2"
+        assert csv.loc[after[:3]].success == 0  # the filter keeps failures only
+        page.click("#next")
+        page.click("#next")
+        stepped = shown()
+        assert stepped[3] == 2 and stepped[4] != after[4]
+        assert page.locator("#probs tr").count() == 4
+        page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
+        browser.close()
+    assert not errors, errors
+    assert (tmp_path / "explorer.png").stat().st_size > 10_000
