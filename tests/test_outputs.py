@@ -59,6 +59,7 @@ FIGURE_NAMES = [
     "fig3_success_by_grid",
     "fig4_attention",
     "fig5_effect_sizes",
+    "fig6_t_shift",
 ]
 
 

@@ -45,7 +45,7 @@ TRAINING_PANELS = (
 def draw(
     params, data_dir: Path, stats_dir: Path, attention_jsons: list[Path], out_dir: Path
 ) -> list[Path]:
-    """Draws the five figures into out_dir; returns the files written."""
+    """Draws the six figures into out_dir; returns the files written."""
     colours = encoding_colours(params.study.encodings)
     stats_dir, out_dir = Path(stats_dir), Path(out_dir)
     methods = json.loads((stats_dir / "methods.json").read_text())
@@ -60,6 +60,7 @@ def draw(
         "fig5_effect_sizes": effect_sizes(
             comparisons[comparisons.primary.astype(bool)], params.study.encodings, methods
         ),
+        "fig6_t_shift": t_shift(attention_jsons, colours),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     return [path for name, fig in figures.items() for path in save(fig, out_dir / name)]
@@ -246,4 +247,31 @@ def effect_sizes(comparisons: pd.DataFrame, encodings: list[str], methods: dict)
         f"Differences of mean success with {level} bootstrap CI (black: CI excludes 0); "
         f"* Holm p < {alpha:g}"
     )
+    return fig
+
+
+T_SHIFT_PANELS = (
+    ("mean_abs_diff", "final-layer attention, mean |change|"),
+    ("action_tv_mean", "action distribution, mean TV distance"),
+)
+
+
+def t_shift(attention_jsons: list[Path], colours: dict) -> Figure:
+    """Figure 6: the attention stage's t-shift check, one point per seed: how much the same
+    windows' attention and action distribution move when every global timestep t is shifted
+    beyond the training range (k unchanged)."""
+    checks = {}
+    for path in attention_jsons:
+        result = json.loads(Path(path).read_text())
+        checks.setdefault(result["encoding"], []).append(result["translation"])
+    encodings = [e for e in colours if e in checks]
+    fig = Figure(figsize=(2 + 0.9 * len(encodings), 6), layout="constrained")
+    for ax, (key, label) in zip(fig.subplots(2, 1, sharex=True), T_SHIFT_PANELS):
+        for x, encoding in enumerate(encodings):
+            values = [c[key] for c in checks[encoding]]
+            ax.scatter([x] * len(values), values, color=colours[encoding], s=18)
+        ax.set(ylabel=label, ylim=(0, None))
+        ax.set_xticks(range(len(encodings)), encodings, rotation=30, ha="right")
+    shift = next(iter(checks.values()))[0]["shift"] if checks else 0
+    fig.suptitle(f"Global timestep t shifted by {shift} (one point per seed)")
     return fig

@@ -44,6 +44,12 @@ FIGURES = (
         "Figure 5. Difference of mean success for every pair of encodings per grid size at the "
         "training context, with its {level} bootstrap CI; * Holm-adjusted p < {alpha:g}.",
     ),
+    (
+        "fig6_t_shift",
+        "Figure 6. The same windows replayed with every global timestep t shifted beyond the "
+        "training range, k unchanged: change of the final-layer attention and of the action "
+        "distribution, one point per seed.",
+    ),
 )
 TABLES = (
     ("training", "Training"),

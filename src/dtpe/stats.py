@@ -41,29 +41,29 @@ MAX_EXACT_PERMUTATIONS = 200_000
 def methods(sp) -> dict:
     """The methods in one sentence each, for captions and the report."""
     return {
-        "unit": "the training seed; every model of a grid size plays the same layouts",
+        "unit": "the training seed; every model of a grid size plays the same layouts.",
         "bootstrap": (
             f"{100 * (1 - sp.alpha):g} % percentile interval of a two-level bootstrap "
             f"({sp.bootstrap_resamples} resamples, scipy.stats.bootstrap): the seeds of each "
-            "encoding resampled independently, the shared layouts resampled jointly"
+            "encoding resampled independently, the shared layouts resampled jointly."
         ),
         "permutation": (
             "two-sided permutation test of the difference of mean success over seed labels "
             "(scipy.stats.permutation_test, exact up to "
-            f"{MAX_EXACT_PERMUTATIONS} relabellings); p_min is the smallest p the design allows"
+            f"{MAX_EXACT_PERMUTATIONS} relabellings); p_min is the smallest p the design allows."
         ),
         "holm": (
             "Holm's step-down adjustment over the primary family: every pair of encodings at "
-            "every grid size at the training context"
+            "every grid size at the training context."
         ),
         "prob_improvement": (
-            "P(a seed of a beats a seed of b), ties counted half: Mann-Whitney U / (n_a n_b)"
+            "P(a seed of a beats a seed of b), ties counted half: Mann-Whitney U / (n_a n_b)."
         ),
-        "iqm": "interquartile mean of per-seed success (scipy.stats.trim_mean, 25 %)",
-        "cohens_d": "difference of per-seed mean success over the pooled seed SD (ddof 1)",
+        "iqm": "interquartile mean of per-seed success (scipy.stats.trim_mean, 25 %).",
+        "cohens_d": "difference of per-seed mean success over the pooled seed SD (ddof 1).",
         "power": (
             f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
-            "the seeds used, from the pooled seed SD of the grid size"
+            "the seeds used, from the pooled seed SD of the grid size."
         ),
         "alpha": sp.alpha,
         "confidence": 1 - sp.alpha,

@@ -29,7 +29,8 @@ SEEDS = config["study"]["seeds"]
 MODELS = expand("{encoding}_s{seed}", encoding=ENCODINGS, seed=SEEDS)
 THREADS = config["compute"]["threads"]
 FIGURES = expand("figures/{name}.{ext}", name=["fig1_maze", "fig2_training", "fig3_success_by_grid",
-                                               "fig4_attention", "fig5_effect_sizes"], ext=["png", "pdf"])
+                                               "fig4_attention", "fig5_effect_sizes", "fig6_t_shift"],
+                 ext=["png", "pdf"])
 
 
 def code(*modules):
