@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dvc.dependency.param import ParamsDependency
 from dvc.repo import Repo
+from dvc.stage import PipelineStage
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -68,6 +69,7 @@ def dvc_stages(root: Path) -> dict:
                 | code_params(s),
             }
             for s in repo.index.stages
+            if isinstance(s, PipelineStage)  # not the .dvc files that track a run's outputs
         }
 
 
