@@ -17,7 +17,7 @@ import pytest
 import yaml
 from safetensors.numpy import save_file
 
-from dtpe import dataset, figures, layouts, report, tables
+from dtpe import dataset, figures, layouts, report, stats, tables
 from dtpe.planner import CostToGo
 
 ENCODINGS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
@@ -48,11 +48,20 @@ METHODS = {
     "prob_improvement": "P(a seed of a beats a seed of b), ties counted half.",
     "cohens_d": "Difference of means over the pooled seed SD (ddof 1).",
     "power": "Smallest difference detected at 80 % power, two-sided α.",
+    "ranking": "Encodings by mean success; the leading group's gap intervals cover 0.",
     "alpha": 0.05,
     "confidence": 0.95,
     "floor_pct": FLOOR_PCT,
 }
-TABLE_NAMES = ["training", "success_by_grid", "steps_by_grid", "context", "comparisons", "power"]
+TABLE_NAMES = [
+    "training",
+    "success_by_grid",
+    "steps_by_grid",
+    "context",
+    "comparisons",
+    "power",
+    "ranking",
+]
 FIGURE_NAMES = [
     "fig1_maze",
     "fig2_training",
@@ -72,7 +81,7 @@ def pairs(encodings):
         yield (b, a) if b == REFERENCE else (a, b)
 
 
-def success_rows(n_seeds):
+def success_rows(encodings, n_seeds):
     one = n_seeds == 1
     return pd.DataFrame(
         {
@@ -88,6 +97,7 @@ def success_rows(n_seeds):
         }
         for size, means in MEANS.items()
         for e, mean in means.items()
+        if e in encodings
     )
 
 
@@ -236,12 +246,14 @@ def write_stats(stats_dir, encodings, seeds):
     frames = {
         "training": training_rows(encodings, n),
         "training_curves": curve_rows(encodings, n),
-        "success_by_grid": success_rows(n),
+        "success_by_grid": success_rows(encodings, n),
         "steps_by_grid": steps_rows(encodings, n),
         "context": context_rows(encodings, n),
         "comparisons": comparison_rows(encodings, n),
         "power": power_rows(n),
     }
+    # the ranking is read off the two tables above, as the stats stage reads it
+    frames["ranking"] = stats.ranking(frames["success_by_grid"], frames["comparisons"], CONTEXTS[0])
     for name, frame in frames.items():
         frame.to_csv(stats_dir / f"{name}.csv", index=False)
     (stats_dir / "methods.json").write_text(json.dumps(METHODS))
@@ -537,10 +549,61 @@ def test_report_findings_follow_the_intervals(run):
     assert "The intervals resolve" not in grid_8
 
 
+def test_report_ranks_by_the_gap_intervals(run):
+    root, _ = run
+    text = findings((root / "figures" / "REPORT.md").read_text())
+    ranking = text.split("### Ranking")[1].split("###")[0]
+    assert METHODS["ranking"] in ranking
+    assert (
+        "- 10×10: first rope 80.0 % [65.0, 95.0]; leading group (2 of 4): rope, rope-t_learned; "
+        "below the first: sinusoidal +30.0 [+5.0, +55.0], learned +60.0 [+35.0, +85.0]." in ranking
+    )
+    assert "- 8×8: first rope-t_learned 96.0 % [81.0, 100.0]; leading group (4 of 4)" in ranking
+    table = (root / "tables" / "ranking.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| 10×10  | 3 "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells == [
+        "10×10",
+        "3",
+        "sinusoidal",
+        "50.0 [35.0, 65.0]",
+        "+30.0 [+5.0, +55.0]",
+        stats.BELOW,
+    ]
+
+
+def test_many_unresolved_pairs_are_counted_not_listed():
+    pairs = pd.DataFrame(
+        {
+            "encoding_a": [f"e{i}" for i in range(8)],
+            "encoding_b": "f",
+            "diff_pct": 1.0,
+            "ci_low_pct": -5.0,
+            "ci_high_pct": 7.0,
+            "verdict": "no difference resolved",
+        }
+    )
+    success = pd.DataFrame(
+        {"encoding": ["f"], "success_pct_mean": [50.0], "ci_low_pct": [40.0], "ci_high_pct": [60]}
+    )
+    power = pd.Series({"informative": True, "best_pct": 50.0})
+    line = report.grid_finding(12, success, pairs, power, METHODS)
+    assert "All 8 pairs are unresolved (their intervals cover 0; Table 5)." in line
+    assert "e3 − f" not in line
+    line = report.grid_finding(12, success, pairs.head(6), power, METHODS)
+    assert "They resolve no difference for e0 − f +1.0 [-5.0, +7.0]" in line
+
+
 def test_report_findings_order_power_confound_and_reproducibility(run):
     root, _ = run
     text = findings((root / "figures" / "REPORT.md").read_text())
-    order = ["per grid size", "### Power", "### Mechanisms", "### What is reproducible"]
+    order = [
+        "per grid size",
+        "### Ranking",
+        "### Power",
+        "### Mechanisms",
+        "### What is reproducible",
+    ]
     assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
     assert (
         "10×10: seed SD 15.0 points with 3 seeds per encoding; the smallest detectable difference "

@@ -276,6 +276,26 @@ def test_permutation_test_is_exact_over_seed_labels(stats_dir):
     assert row.verdict == "a > b" and row.ci_low_pct > 0
 
 
+def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
+    ranking = read(stats_dir, "ranking")
+    comparisons = read(stats_dir, "comparisons").set_index(
+        ["grid_size", "context", "encoding_a", "encoding_b"]
+    )
+    at_10 = ranking[ranking.grid_size == 10].set_index("encoding")
+    # sinusoidal and rope tie at 80 %: the study's order breaks the tie; learned is at 20 %.
+    assert list(at_10.index) == ["sinusoidal", "rope", "learned"]
+    assert list(at_10["rank"]) == [1, 2, 3]
+    assert list(at_10.standing) == [stats.LEADING, stats.LEADING, stats.BELOW]
+    assert at_10.gap_pct.tolist() == pytest.approx([0.0, 0.0, 60.0])
+    assert math.isnan(at_10.gap_ci_low_pct["sinusoidal"])
+    # learned was compared as a (learned − sinusoidal): the gap is that interval turned round.
+    pair = comparisons.loc[(10, 6, "learned", "sinusoidal")]
+    assert at_10.gap_ci_low_pct["learned"] == pytest.approx(-pair.ci_high_pct)
+    assert at_10.gap_ci_high_pct["learned"] == pytest.approx(-pair.ci_low_pct)
+    at_8 = ranking[ranking.grid_size == 8]
+    assert set(at_8.standing) == {stats.LEADING} and len(at_8) == len(ENCODINGS)
+
+
 def test_bootstrap_interval_covers_a_zero_difference_at_its_level(tiny_params):
     sp = dataclasses.replace(tiny_params.stats, bootstrap_resamples=400, alpha=0.1)
     rng = np.random.default_rng(1)

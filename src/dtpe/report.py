@@ -1,8 +1,8 @@
 """figures/REPORT.md: the study's outputs in one page. Findings stated from the statistics
-stage's files (results/stats/): per grid size what the seed-level intervals resolve, then power,
-then mechanisms, the confound and what is reproducible; the statistical methods in the stats
-stage's own words; the five figures (linked relative to the report), the six Markdown tables,
-RoPE's translation check per encoding and seed, the wall time of each step, the code version and
+stage's files (results/stats/): per grid size what the seed-level intervals resolve, the ranking,
+power, mechanisms, the confound and what is reproducible; the statistical methods in the stats
+stage's own words; the six figures (linked relative to the report), the seven Markdown tables,
+the t-shift check per encoding and seed, the wall time of each step, the code version and
 the params file used. The report computes no statistic: every number is rendered from
 results/stats/ or, for the translation check, from the attention stage's per-seed files."""
 
@@ -17,6 +17,7 @@ import pandas as pd
 
 from dtpe import atomic
 from dtpe.params import load
+from dtpe.stats import BELOW
 from dtpe.tables import grid_label, mean_std, p_value, seeds, with_interval
 
 FIGURES = (
@@ -58,17 +59,22 @@ TABLES = (
     ("context", "Success by context length"),
     ("comparisons", "Pairwise comparisons"),
     ("power", "Power"),
+    ("ranking", "Ranking"),
 )
 METHODS = (
     ("unit", "Unit of replication"),
     ("bootstrap", "Intervals"),
     ("permutation", "p-values"),
     ("holm", "Multiple comparisons"),
+    ("ranking", "Ranking"),
     ("prob_improvement", "Probability of improvement"),
     ("cohens_d", "Cohen's d"),
     ("power", "Power"),
+    ("ranking", "Ranking"),
 )
 UNRESOLVED = "no difference resolved"
+MAX_LISTED_PAIRS = 6
+"""beyond this many unresolved pairs in a grid, the findings count them and Table 5 lists them"""
 MODEL_STEPS = ("train", "evaluate")
 """the steps that train and evaluate one model: the throughput figure counts their core time"""
 REPRODUCIBLE = (
@@ -169,6 +175,7 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
         [
             intro,
             "### What the intervals say, per grid size\n\n" + per_grid,
+            "### Ranking\n\n" + ranking_text(pd.read_csv(stats_dir / "ranking.csv"), methods),
             "### Power\n\n" + power_text(power, methods),
             "### Mechanisms\n\n"
             + context_text(pd.read_csv(stats_dir / "context.csv"))
@@ -206,7 +213,12 @@ def grid_finding(
             )
             + "."
         )
-    if len(open_pairs):
+    if len(open_pairs) > MAX_LISTED_PAIRS:
+        text.append(
+            f"{'The other' if len(resolved) else 'All'} {len(open_pairs)} pairs are unresolved "
+            "(their intervals cover 0; Table 5)."
+        )
+    elif len(open_pairs):
         text.append(
             "They resolve no difference for "
             + "; ".join(
@@ -247,6 +259,28 @@ def difference(row, methods: dict) -> str:
         f"{row.encoding_a} − {row.encoding_b} = {row.diff_pct:+.1f} points ({interval}, "
         f"Holm p {p_value(row.p_holm)}{significant}, smallest possible p {p_value(row.p_min)})"
     )
+
+
+def ranking_text(ranking: pd.DataFrame, methods: dict) -> str:
+    """Per grid size the leading group (gap interval to the first covers 0) and the encodings
+    resolved below the first, with their gaps (Table 7)."""
+    lines = [f"Table 7; {methods['ranking']}"]
+    for size, rows in ranking.groupby("grid_size", sort=True):
+        lead, below = rows[rows.standing != BELOW], rows[rows.standing == BELOW]
+        first = rows.iloc[0]
+        line = (
+            f"- {grid_label(size)}: first {first.encoding} "
+            f"{mean_interval(first.success_pct_mean, first.ci_low_pct, first.ci_high_pct)}; "
+            f"leading group ({len(lead)} of {len(rows)}): {', '.join(lead.encoding)}"
+        )
+        if len(below):
+            line += "; below the first: " + ", ".join(
+                f"{row.encoding} "
+                f"{with_interval(row.gap_pct, row.gap_ci_low_pct, row.gap_ci_high_pct, sign='+')}"
+                for row in below.itertuples()
+            )
+        lines.append(line + ".")
+    return "\n".join(lines)
 
 
 def power_text(power: pd.DataFrame, methods: dict) -> str:

@@ -14,7 +14,7 @@ beside every p. Success is in percent of episodes; a failed episode counts its s
 cap; episodes an encoding cannot run (applicable False) stay NaN, never failures.
 
 Outputs in out_dir: training.csv, training_curves.csv, success_by_grid.csv, steps_by_grid.csv,
-context.csv, comparisons.csv, power.csv, metrics.json, methods.json.
+context.csv, comparisons.csv, ranking.csv, power.csv, metrics.json, methods.json.
 """
 
 from __future__ import annotations
@@ -61,6 +61,12 @@ def methods(sp) -> dict:
         ),
         "iqm": "interquartile mean of per-seed success (scipy.stats.trim_mean, 25 %).",
         "cohens_d": "difference of per-seed mean success over the pooled seed SD (ddof 1).",
+        "ranking": (
+            "per grid size at the training context, encodings ordered by mean success; each "
+            "one's gap to the first with the bootstrap interval of that difference (unadjusted: "
+            "Holm p in the comparisons): the leading group is every encoding whose gap interval "
+            "covers 0."
+        ),
         "power": (
             f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
             "the seeds used, from the pooled seed SD of the grid size."
@@ -103,6 +109,7 @@ def run(
         "steps_by_grid": steps_by_grid(grid),
         "context": context_success(context, train_context),
         "comparisons": comparisons,
+        "ranking": ranking(success, comparisons, train_context),
         "power": power(grid, success, sp),
     }
     out_dir = Path(out_dir)
@@ -431,6 +438,49 @@ def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp
     primary = frame.primary.to_numpy()
     frame.loc[primary, "p_holm"] = holm(frame.p_value[primary])
     return frame
+
+
+LEADING, BELOW = "leading group", "below the first"
+
+
+def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int) -> pd.DataFrame:
+    """Per grid size, the encodings by mean success (ties in the order of the study), each
+    with its gap to the first and that gap's interval, read from the pair's comparison."""
+    pairs = comparisons[comparisons.context == train_context]
+    rows = []
+    for size, suite in success.groupby("grid_size", sort=True):
+        order = suite.sort_values("success_pct_mean", ascending=False, kind="stable")
+        first = order.encoding.iloc[0]
+        for rank, row in enumerate(order.itertuples(), start=1):
+            gap, low, high = gap_to(pairs[pairs.grid_size == size], first, row.encoding)
+            rows.append(
+                {
+                    "grid_size": size,
+                    "rank": rank,
+                    "encoding": row.encoding,
+                    "success_pct_mean": row.success_pct_mean,
+                    "ci_low_pct": row.ci_low_pct,
+                    "ci_high_pct": row.ci_high_pct,
+                    "gap_pct": gap,
+                    "gap_ci_low_pct": low,
+                    "gap_ci_high_pct": high,
+                    "standing": BELOW if low > 0 else LEADING,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def gap_to(pairs: pd.DataFrame, first: str, encoding: str) -> tuple[float, float, float]:
+    """first − encoding in points with its interval, whichever way round the pair was
+    compared; no interval for the first itself."""
+    if encoding == first:
+        return 0.0, math.nan, math.nan
+    ab = pairs[(pairs.encoding_a == first) & (pairs.encoding_b == encoding)]
+    if len(ab):
+        row = ab.iloc[0]
+        return row.diff_pct, row.ci_low_pct, row.ci_high_pct
+    row = pairs[(pairs.encoding_a == encoding) & (pairs.encoding_b == first)].iloc[0]
+    return -row.diff_pct, -row.ci_high_pct, -row.ci_low_pct
 
 
 # Power ------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The study's six tables (PROTOCOL §6) rendered from the statistics stage's files in
+"""The study's tables (PROTOCOL §6) rendered from the statistics stage's files in
 results/stats/, each written three ways: `{name}.csv` keeps the numbers (full precision, in their
 own columns) so that it can be read back; `{name}.md` and `{name}.tex` show them with a caption.
 Every number here is one the stats stage wrote: a table selects, orders and formats, and
@@ -7,7 +7,7 @@ computes nothing (no means, differences or tests).
 In the shown tables "N/A" means the encoding cannot run there (never 0), and "–" a statistic
 that is undefined (one seed, or no spread between seeds).
 
-Tables: training, success_by_grid, steps_by_grid, context, comparisons, power.
+Tables: training, success_by_grid, steps_by_grid, context, comparisons, power, ranking.
 """
 
 from __future__ import annotations
@@ -51,7 +51,15 @@ class Table:
 
 def write(params, stats_dir: Path, out_dir: Path) -> None:
     out_dir = Path(out_dir)
-    for build in (training, success_by_grid, steps_by_grid, context, comparisons, power):
+    for build in (
+        training,
+        success_by_grid,
+        steps_by_grid,
+        context,
+        comparisons,
+        power,
+        ranking,
+    ):
         table = build(params, Path(stats_dir))
         table.numbers.to_csv(out_dir / f"{table.name}.csv", index=False)
         (out_dir / f"{table.name}.md").write_text(markdown(table))
@@ -372,3 +380,33 @@ def power(params, stats_dir: Path) -> Table:
         f"nothing about encodings. {UNDEFINED}: undefined (no spread between seeds)."
     )
     return Table("power", caption, numbers, shown)
+
+
+def ranking(params, stats_dir: Path) -> Table:
+    numbers, described = read(stats_dir, "ranking"), methods(stats_dir)
+    shown = pd.DataFrame(
+        {
+            "Grid": numbers.grid_size.map(grid_label),
+            "Rank": numbers["rank"].map(str),
+            "Encoding": numbers.encoding,
+            "Success (%) [CI]": [
+                with_interval(*cells)
+                for cells in zip(numbers.success_pct_mean, numbers.ci_low_pct, numbers.ci_high_pct)
+            ],
+            "Gap to first (pp) [CI]": [
+                UNDEFINED if rank == 1 else with_interval(*cells, sign="+")
+                for rank, *cells in zip(
+                    numbers["rank"],
+                    numbers.gap_pct,
+                    numbers.gap_ci_low_pct,
+                    numbers.gap_ci_high_pct,
+                )
+            ],
+            "Standing": numbers.standing,
+        }
+    )
+    caption = (
+        f"Encodings ranked per grid size: {described['ranking']} "
+        f"Intervals: {confidence(described)} CI, {described['bootstrap']}"
+    )
+    return Table("ranking", caption, numbers, shown)

@@ -53,7 +53,7 @@ rule report:
         attention=expand("results/attention/{model}.json", model=MODELS),
         # the report links the explorer, the GIFs and the embedding figure
         explorer=EXPLORER,
-        code=code("cli", "params", "report", "tables", "atomic"),
+        code=code("cli", "params", "report", "stats", "tables", "atomic"),
     output:
         "figures/REPORT.md",
     log:
