@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.animation import PillowWriter
-from matplotlib.figure import Figure
+from PIL import Image, ImageDraw, ImageFont
 
 from dtpe import dataset, env
 from dtpe.cli import model_name
@@ -27,6 +26,13 @@ HOLD = 2 * FPS
 
 
 FOLDER = "episodes"
+MARGIN, TITLE, HEADER, FONT_SIZE, MIN_SIDE = 6, 26, 16, 10, 120
+"""pixels: between panels, above each panel (its two-line title), above all (the heading); font
+size; the least side of a panel (small grids are scaled up by whole cells so titles fit)"""
+BACKGROUND, INK, PATH, EMPTY_PANEL = (255, 255, 255), (0, 0, 0), (214, 39, 40), (235, 235, 235)
+PALETTE = Image.new("P", (1, 1))
+PALETTE.putpalette([c for rgb in [*map(tuple, env.COLOURS), INK, PATH, EMPTY_PANEL] for c in rgb])
+"""every colour a frame holds (cells, text, path, an empty panel): frames map onto it exactly"""
 
 
 def gif_name(size: int) -> str:
@@ -54,47 +60,69 @@ def frame(grid: np.ndarray, ep, t: int) -> np.ndarray:
 
 
 def title(ep, encoding: str, kind: str) -> str:
+    """Two lines: the encoding, then what the episode does."""
     if ep is None:
-        return f"{encoding}: no {kind}"
+        return f"{encoding}\nno {kind}"
     if ep.row["success"]:
-        return f"{encoding}: {ep.row['steps']} steps (opt. {ep.row['optimal']})"
+        return f"{encoding}\n{ep.row['steps']} steps (opt. {ep.row['optimal']})"
     loop = "" if ep.loop is None else f", loops at {ep.loop}"
-    return f"{encoding}: fails{loop}"
+    return f"{encoding}\nfails{loop}"
 
 
 def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
-    """One grid size's GIF. picked: {(size, encoding, kind): explorer.Episode or None}."""
+    """One grid size's GIF. picked: {(size, encoding, kind): explorer.Episode or None}.
+    Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
+    cost ~0.3 s a frame, most of the explore step."""
     lay, _ = dataset.load_suite(data_dir, size)
     encodings = params.study.encodings
-    fig = Figure(figsize=(2 * 1.7, 1.85 * len(encodings)), layout="constrained")
-    axes = np.asarray(fig.subplots(len(encodings), 2, squeeze=False))
+    scale = -(-MIN_SIDE // (size * env.CELL_PIXELS))
+    side = size * env.CELL_PIXELS * scale
+    font = ImageFont.load_default(size=FONT_SIZE)
     panels = []
     for i, e in enumerate(encodings):
         for j, kind in enumerate(KINDS):
-            ax, ep = axes[i, j], picked[size, e, kind]
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_title(title(ep, e, kind), fontsize=6)
+            ep = picked[size, e, kind]
+            corner = (MARGIN + j * (side + MARGIN), HEADER + i * (side + TITLE) + TITLE)
+            grid = None if ep is None else lay.grid[np.flatnonzero(lay.ids == ep.layout)[0]]
+            panels.append((ep, grid, corner, title(ep, e, kind)))
+    width = MARGIN + 2 * (side + MARGIN)
+    canvas = Image.new(
+        "RGB", (width, HEADER + len(encodings) * (side + TITLE) + MARGIN), BACKGROUND
+    )
+    draw = ImageDraw.Draw(canvas)
+    draw.fontmode = "1"  # no antialiasing: the GIF's palette stays the few colours drawn
+    draw.text(
+        (MARGIN, 2),
+        f"{size}x{size}, seed {params.study.seeds[0]}: success | failure",
+        fill=INK,
+        font=font,
+    )
+    for ep, grid, (x, y), text in panels:
+        draw.text((x, y - TITLE + 1), text, fill=INK, font=font, spacing=1)
+        # the frame marks the maze's border, whose cells are as white as the page
+        draw.rectangle((x - 1, y - 1, x + side, y + side), fill=EMPTY_PANEL, outline=INK)
+    steps = max((ep.row["steps"] for ep, *_ in panels if ep is not None), default=0)
+    frames = []
+    for f in range(steps + 1):
+        image = canvas.copy()
+        draw = ImageDraw.Draw(image)
+        for ep, grid, (x, y), _ in panels:
             if ep is None:
-                ax.imshow(np.full((size, size, 3), 235, np.uint8))
                 continue
-            (k,) = np.flatnonzero(lay.ids == ep.layout)
-            px = env.CELL_PIXELS
-            image = ax.imshow(frame(lay.grid[k], ep, 0), extent=(0, size * px, size * px, 0))
-            (path,) = ax.plot([], [], color="#d62728", linewidth=1)
-            panels.append((ep, lay.grid[k], image, path))
-    fig.suptitle(f"{size}×{size}, seed {params.study.seeds[0]}: success | failure", fontsize=7)
-    frames = max((ep.row["steps"] for ep, *_ in panels), default=0) + 1
+            t = min(f, ep.row["steps"])
+            cells = frame(grid, ep, t).repeat(scale, 0).repeat(scale, 1)
+            image.paste(Image.fromarray(cells), (x, y))
+            centre = (
+                (ep.replay.cells[: t + 1] + 0.5) * env.CELL_PIXELS * scale
+            )  # (t + 1, 2) row, col
+            if t:
+                draw.line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
+        frames.append(image.quantize(palette=PALETTE, dither=Image.Dither.NONE))
+    frames += [frames[-1]] * HOLD
     path = out / FOLDER / gif_name(size)
-    writer = PillowWriter(fps=FPS)
-    with writer.saving(fig, str(path), dpi=80):
-        for f in range(frames + HOLD):
-            for ep, grid, image, line in panels:
-                t = min(f, ep.row["steps"])
-                image.set_data(frame(grid, ep, t))
-                centre = (ep.replay.cells[: t + 1] + 0.5) * env.CELL_PIXELS  # (t + 1, 2) row, col
-                line.set_data(centre[:, 1], centre[:, 0])
-            writer.grab_frame()
+    frames[0].save(
+        path, save_all=True, append_images=frames[1:], duration=1000 // FPS, loop=0, optimize=False
+    )
     return path
 
 
