@@ -512,8 +512,9 @@ def test_report_embeds_tables_figures_and_methods(run):
         assert f"]({name}.png)" in text
     for name in TABLE_NAMES:
         assert (root / "tables" / f"{name}.md").read_text().strip() in text
-    for key in ("unit", "bootstrap", "permutation", "holm", "power"):
-        assert f"{METHODS[key]}" in text.split("## Statistical methods")[1]
+    methods = text.split("## Statistical methods")[1].split("\n## ")[0]
+    for key in ("unit", "bootstrap", "permutation", "holm", "power", "ranking"):
+        assert methods.count(METHODS[key]) == 1, key
     # the t-shift check: one value per seed, as the attention stage wrote it
     section = text.split("## Shifting the global timestep t")[1].split("\n## ")[0]
     assert "1.0e-06, 2.0e-06, 3.0e-06" in section and "1.0e-02, 2.0e-02, 3.0e-02" in section
@@ -556,9 +557,10 @@ def test_report_ranks_by_the_gap_intervals(run):
     assert METHODS["ranking"] in ranking
     assert (
         "- 10×10: first rope 80.0 % [65.0, 95.0]; leading group (2 of 4): rope, rope-t_learned; "
-        "below the first: sinusoidal +30.0 [+5.0, +55.0], learned +60.0 [+35.0, +85.0]." in ranking
+        "below the first: sinusoidal 30.0 [5.0, 55.0], learned 60.0 [35.0, 85.0]." in ranking
     )
     assert "- 8×8: first rope-t_learned 96.0 % [81.0, 100.0]; leading group (4 of 4)" in ranking
+    assert "- 20×20 (at the floor): first rope 2.0 %" in ranking
     table = (root / "tables" / "ranking.md").read_text()
     row = next(line for line in table.splitlines() if line.startswith("| 10×10  | 3 "))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -567,7 +569,7 @@ def test_report_ranks_by_the_gap_intervals(run):
         "3",
         "sinusoidal",
         "50.0 [35.0, 65.0]",
-        "+30.0 [+5.0, +55.0]",
+        "30.0 [5.0, 55.0]",
         stats.BELOW,
     ]
 
@@ -588,7 +590,7 @@ def test_many_unresolved_pairs_are_counted_not_listed():
     )
     power = pd.Series({"informative": True, "best_pct": 50.0})
     line = report.grid_finding(12, success, pairs, power, METHODS)
-    assert "All 8 pairs are unresolved (their intervals cover 0; Table 5)." in line
+    assert "All 8 pairs resolve no difference (Table 5)." in line
     assert "e3 − f" not in line
     line = report.grid_finding(12, success, pairs.head(6), power, METHODS)
     assert "They resolve no difference for e0 − f +1.0 [-5.0, +7.0]" in line
@@ -638,6 +640,7 @@ def test_one_seed_runs_end_to_end(tmp_path, tiny_params):
     pipeline(tmp_path, tiny_params, encodings=ENCODINGS[:3], seeds=[7])
     text = (tmp_path / "figures" / "REPORT.md").read_text()
     assert "CI undefined" in text and "not recorded" in text and "power undefined" in text
+    assert "- 10×10: first rope 80.0 % (CI undefined); gap intervals undefined (one seed)" in text
     row_8 = shown_row(tmp_path / "tables" / "success_by_grid.md", "8×8")
     assert row_8[1] == f"94.0 [{tables.UNDEFINED}]"
     power = shown_row(tmp_path / "tables" / "power.md", "8×8")

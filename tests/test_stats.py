@@ -284,7 +284,7 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
     at_10 = ranking[ranking.grid_size == 10].set_index("encoding")
     # sinusoidal and rope tie at 80 %: the study's order breaks the tie; learned is at 20 %.
     assert list(at_10.index) == ["sinusoidal", "rope", "learned"]
-    assert list(at_10["rank"]) == [1, 2, 3]
+    assert list(at_10["rank"]) == [1, 1, 3]  # tied means share a rank
     assert list(at_10.standing) == [stats.LEADING, stats.LEADING, stats.BELOW]
     assert at_10.gap_pct.tolist() == pytest.approx([0.0, 0.0, 60.0])
     assert math.isnan(at_10.gap_ci_low_pct["sinusoidal"])
@@ -294,6 +294,8 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
     assert at_10.gap_ci_high_pct["learned"] == pytest.approx(-pair.ci_low_pct)
     at_8 = ranking[ranking.grid_size == 8]
     assert set(at_8.standing) == {stats.LEADING} and len(at_8) == len(ENCODINGS)
+    with pytest.raises(ValueError, match="no comparison of learned and sinusoidal on 8x8"):
+        stats.ranking(read(stats_dir, "success_by_grid"), comparisons.reset_index().head(0), 6)
 
 
 def test_bootstrap_interval_covers_a_zero_difference_at_its_level(tiny_params):

@@ -1,5 +1,5 @@
-"""Figures 1-5 of the study (PROTOCOL §6), each saved as PNG (dpi 150) and PDF:
-fig1_maze, fig2_training, fig3_success_by_grid, fig4_attention, fig5_effect_sizes.
+"""Figures 1-6 of the study (docs/protocol.md), each saved as PNG (dpi 150) and PDF:
+fig1_maze, fig2_training, fig3_success_by_grid, fig4_attention, fig5_effect_sizes, fig6_t_shift.
 
 Figures are built on `matplotlib.figure.Figure` without pyplot, so no global figure state or
 interactive backend is involved; PNGs render through Agg. Timestamp and software metadata are

@@ -17,7 +17,7 @@ import pandas as pd
 
 from dtpe import atomic
 from dtpe.params import load
-from dtpe.stats import BELOW
+from dtpe.stats import BELOW, LEADING, UNDEFINED_STANDING
 from dtpe.tables import grid_label, mean_std, p_value, seeds, with_interval
 
 FIGURES = (
@@ -70,7 +70,6 @@ METHODS = (
     ("prob_improvement", "Probability of improvement"),
     ("cohens_d", "Cohen's d"),
     ("power", "Power"),
-    ("ranking", "Ranking"),
 )
 UNRESOLVED = "no difference resolved"
 MAX_LISTED_PAIRS = 6
@@ -146,8 +145,8 @@ def level(methods: dict) -> str:
 
 
 def findings(params, stats_dir: Path, methods: dict) -> str:
-    """Per grid size what the intervals say, then power, then mechanisms, the t/k confound and
-    what is reproducible."""
+    """Per grid size what the intervals say, then the ranking, power, mechanisms, the t/k
+    confound and what is reproducible."""
     success = pd.read_csv(stats_dir / "success_by_grid.csv")
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     power = pd.read_csv(stats_dir / "power.csv").set_index("grid_size")
@@ -175,7 +174,8 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
         [
             intro,
             "### What the intervals say, per grid size\n\n" + per_grid,
-            "### Ranking\n\n" + ranking_text(pd.read_csv(stats_dir / "ranking.csv"), methods),
+            "### Ranking\n\n"
+            + ranking_text(pd.read_csv(stats_dir / "ranking.csv"), power, methods),
             "### Power\n\n" + power_text(power, methods),
             "### Mechanisms\n\n"
             + context_text(pd.read_csv(stats_dir / "context.csv"))
@@ -215,8 +215,8 @@ def grid_finding(
         )
     if len(open_pairs) > MAX_LISTED_PAIRS:
         text.append(
-            f"{'The other' if len(resolved) else 'All'} {len(open_pairs)} pairs are unresolved "
-            "(their intervals cover 0; Table 5)."
+            f"{'The other' if len(resolved) else 'All'} {len(open_pairs)} pairs resolve no "
+            "difference (Table 5)."
         )
     elif len(open_pairs):
         text.append(
@@ -261,22 +261,26 @@ def difference(row, methods: dict) -> str:
     )
 
 
-def ranking_text(ranking: pd.DataFrame, methods: dict) -> str:
-    """Per grid size the leading group (gap interval to the first covers 0) and the encodings
-    resolved below the first, with their gaps (Table 7)."""
-    lines = [f"Table 7; {methods['ranking']}"]
+def ranking_text(ranking: pd.DataFrame, power: pd.DataFrame, methods: dict) -> str:
+    """Per grid size the first, the leading group and the encodings resolved below the first
+    with their gaps (Table 7); floor grids are marked, as they rank nothing."""
+    lines = [f"Table 7; {methods['ranking']} Gaps are first − encoding in points [CI]."]
     for size, rows in ranking.groupby("grid_size", sort=True):
-        lead, below = rows[rows.standing != BELOW], rows[rows.standing == BELOW]
-        first = rows.iloc[0]
+        firsts = rows[rows["rank"] == 1]
         line = (
-            f"- {grid_label(size)}: first {first.encoding} "
-            f"{mean_interval(first.success_pct_mean, first.ci_low_pct, first.ci_high_pct)}; "
-            f"leading group ({len(lead)} of {len(rows)}): {', '.join(lead.encoding)}"
+            f"- {grid_label(size)}{'' if power.loc[size].informative else ' (at the floor)'}: "
+            f"first {' and '.join(firsts.encoding)} "
+            + mean_interval(*firsts[["success_pct_mean", "ci_low_pct", "ci_high_pct"]].iloc[0])
         )
+        if (rows.standing == UNDEFINED_STANDING).any():
+            lines.append(line + "; gap intervals undefined (one seed), so no group is drawn.")
+            continue
+        lead, below = rows[rows.standing == LEADING], rows[rows.standing == BELOW]
+        line += f"; leading group ({len(lead)} of {len(rows)}): {', '.join(lead.encoding)}"
         if len(below):
             line += "; below the first: " + ", ".join(
                 f"{row.encoding} "
-                f"{with_interval(row.gap_pct, row.gap_ci_low_pct, row.gap_ci_high_pct, sign='+')}"
+                + with_interval(row.gap_pct, row.gap_ci_low_pct, row.gap_ci_high_pct)
                 for row in below.itertuples()
             )
         lines.append(line + ".")

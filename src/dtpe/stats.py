@@ -1,6 +1,6 @@
-"""Statistics over seeds and encodings (PROTOCOL §5.4): every number the tables, figures and
-report show is computed here, once, and written as tidy CSVs (plus metrics.json for
-`dvc metrics show` and methods.json, the methods in words for captions).
+"""Statistics over seeds and encodings (docs/protocol.md, Statistics): every number the
+tables, figures and report show is computed here, once, and written as tidy CSVs (plus
+metrics.json for `dvc metrics show` and methods.json, the methods in words for captions).
 
 The unit of replication is the training seed. Every model of a grid size plays the same
 evaluation layouts, so an encoding's success is a (seeds x layouts) matrix of 0/1 outcomes and
@@ -64,8 +64,8 @@ def methods(sp) -> dict:
         "ranking": (
             "per grid size at the training context, encodings ordered by mean success; each "
             "one's gap to the first with the bootstrap interval of that difference (unadjusted: "
-            "Holm p in the comparisons): the leading group is every encoding whose gap interval "
-            "covers 0."
+            "Holm p in the comparisons); the leading group is the first and every encoding whose "
+            "gap interval covers 0 (no group with one seed: the intervals are undefined)."
         ),
         "power": (
             f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
@@ -440,19 +440,27 @@ def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp
     return frame
 
 
-LEADING, BELOW = "leading group", "below the first"
+LEADING, BELOW, UNDEFINED_STANDING = "leading group", "below the first", "undefined (one seed)"
 
 
 def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int) -> pd.DataFrame:
-    """Per grid size, the encodings by mean success (ties in the order of the study), each
-    with its gap to the first and that gap's interval, read from the pair's comparison."""
+    """Per grid size, the encodings by mean success (tied means share a rank; the first of them
+    in the study's order is the one gaps are taken to), each with its gap to the first and that
+    gap's interval, read from the pair's comparison."""
     pairs = comparisons[comparisons.context == train_context]
     rows = []
     for size, suite in success.groupby("grid_size", sort=True):
         order = suite.sort_values("success_pct_mean", ascending=False, kind="stable")
+        ranks = order.success_pct_mean.rank(method="min", ascending=False).astype(int)
         first = order.encoding.iloc[0]
-        for rank, row in enumerate(order.itertuples(), start=1):
-            gap, low, high = gap_to(pairs[pairs.grid_size == size], first, row.encoding)
+        for rank, row in zip(ranks, order.itertuples()):
+            gap, low, high = gap_to(pairs[pairs.grid_size == size], size, first, row.encoding)
+            if row.encoding == first:
+                standing = LEADING
+            elif math.isnan(low):
+                standing = UNDEFINED_STANDING
+            else:
+                standing = BELOW if low > 0 else LEADING
             rows.append(
                 {
                     "grid_size": size,
@@ -464,23 +472,26 @@ def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int
                     "gap_pct": gap,
                     "gap_ci_low_pct": low,
                     "gap_ci_high_pct": high,
-                    "standing": BELOW if low > 0 else LEADING,
+                    "standing": standing,
                 }
             )
     return pd.DataFrame(rows)
 
 
-def gap_to(pairs: pd.DataFrame, first: str, encoding: str) -> tuple[float, float, float]:
+def gap_to(pairs: pd.DataFrame, size: int, first: str, encoding: str) -> tuple[float, float, float]:
     """first − encoding in points with its interval, whichever way round the pair was
     compared; no interval for the first itself."""
     if encoding == first:
         return 0.0, math.nan, math.nan
     ab = pairs[(pairs.encoding_a == first) & (pairs.encoding_b == encoding)]
+    ba = pairs[(pairs.encoding_a == encoding) & (pairs.encoding_b == first)]
     if len(ab):
         row = ab.iloc[0]
         return row.diff_pct, row.ci_low_pct, row.ci_high_pct
-    row = pairs[(pairs.encoding_a == encoding) & (pairs.encoding_b == first)].iloc[0]
-    return -row.diff_pct, -row.ci_high_pct, -row.ci_low_pct
+    if len(ba):
+        row = ba.iloc[0]
+        return -row.diff_pct, -row.ci_high_pct, -row.ci_low_pct
+    raise ValueError(f"no comparison of {first} and {encoding} on {size}x{size} to rank by")
 
 
 # Power ------------------------------------------------------------------------------------

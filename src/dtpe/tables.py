@@ -1,4 +1,4 @@
-"""The study's tables (PROTOCOL §6) rendered from the statistics stage's files in
+"""The study's tables (docs/protocol.md) rendered from the statistics stage's files in
 results/stats/, each written three ways: `{name}.csv` keeps the numbers (full precision, in their
 own columns) so that it can be read back; `{name}.md` and `{name}.tex` show them with a caption.
 Every number here is one the stats stage wrote: a table selects, orders and formats, and
@@ -384,6 +384,8 @@ def power(params, stats_dir: Path) -> Table:
 
 def ranking(params, stats_dir: Path) -> Table:
     numbers, described = read(stats_dir, "ranking"), methods(stats_dir)
+    # the encoding gaps are taken to: the first row of each grid size
+    firsts = numbers.groupby("grid_size").encoding.first()
     shown = pd.DataFrame(
         {
             "Grid": numbers.grid_size.map(grid_label),
@@ -393,10 +395,11 @@ def ranking(params, stats_dir: Path) -> Table:
                 with_interval(*cells)
                 for cells in zip(numbers.success_pct_mean, numbers.ci_low_pct, numbers.ci_high_pct)
             ],
-            "Gap to first (pp) [CI]": [
-                UNDEFINED if rank == 1 else with_interval(*cells, sign="+")
-                for rank, *cells in zip(
-                    numbers["rank"],
+            "First − this (pp) [CI]": [
+                "first" if encoding == first else with_interval(*cells)
+                for encoding, first, *cells in zip(
+                    numbers.encoding,
+                    numbers.grid_size.map(firsts),
                     numbers.gap_pct,
                     numbers.gap_ci_low_pct,
                     numbers.gap_ci_high_pct,
@@ -406,7 +409,7 @@ def ranking(params, stats_dir: Path) -> Table:
         }
     )
     caption = (
-        f"Encodings ranked per grid size: {described['ranking']} "
+        f"Ranking: {described['ranking']} Tied means share a rank. "
         f"Intervals: {confidence(described)} CI, {described['bootstrap']}"
     )
     return Table("ranking", caption, numbers, shown)
