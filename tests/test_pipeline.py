@@ -45,7 +45,9 @@ def run(cwd, *cmd, check=True):
 
 def e2e_params() -> dict:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    raw["study"] = {"encodings": ["learned", "rope"], "seeds": [1, 2]}
+    # One seed: the tools' handling of the seed wildcard is the same for one as for many (the
+    # dry-run expansion of params.yaml's seeds is tests/test_workflows.py's), each job costs time.
+    raw["study"] = {"encodings": ["learned", "rope"], "seeds": [1]}
     raw["data"].update(episodes=120, suite_sizes=[8, 10], suite_layouts=4)
     raw["model"].update(d_model=16, n_heads=2, n_layers=1, context=6, item_dim=4, encoder_filters=4)
     raw["train"].update(epochs=1, batch_size=32, val_layouts=4)
@@ -107,7 +109,7 @@ OUTPUTS = [
     "results/eval/context/learned_s1.csv",
     "results/eval/test/learned_s1.csv",
     "results/params.json",
-    "models/rope_s2/model.safetensors",
+    "models/rope_s1/model.safetensors",
 ]
 
 
@@ -144,7 +146,7 @@ def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
     clone = tmp_path / "clone"
     run(tmp_path, "git", "clone", "-q", str(project), str(clone))
     run(clone, "dvc", "pull", "-q")
-    assert (clone / "models/rope_s2/model.safetensors").is_file()
+    assert (clone / "models/rope_s1/model.safetensors").is_file()
     run(clone, "bash", "-c", "dvc status -q && snakemake --touch --forceall --cores 1")
     assert planned_rules(clone) == set()
     set_param(clone, "evaluate", "target_return", 0.9)
@@ -231,7 +233,7 @@ def tracked_outputs(path: Path) -> dict:
 def test_invalid_param_touches_no_output(dvc_built, tmp_path):
     project = built_copy(dvc_built, tmp_path)
     before = tracked_outputs(project)
-    assert "results/params.json" in before and "models/rope_s2/model.safetensors" in before
+    assert "results/params.json" in before and "models/rope_s1/model.safetensors" in before
     set_param(project, "train", "lr", -1)
     for tool in (["dvc", "repro"], ["snakemake", "--cores", "1"]):
         done = run(project, *tool, check=False)
