@@ -384,8 +384,7 @@ def power(params, stats_dir: Path) -> Table:
 
 def ranking(params, stats_dir: Path) -> Table:
     numbers, described = read(stats_dir, "ranking"), methods(stats_dir)
-    # the encoding gaps are taken to: the first row of each grid size
-    firsts = numbers.groupby("grid_size").encoding.first()
+    first = numbers.groupby("grid_size").cumcount() == 0  # the row gaps are taken to
     shown = pd.DataFrame(
         {
             "Grid": numbers.grid_size.map(grid_label),
@@ -396,13 +395,9 @@ def ranking(params, stats_dir: Path) -> Table:
                 for cells in zip(numbers.success_pct_mean, numbers.ci_low_pct, numbers.ci_high_pct)
             ],
             "First − this (pp) [CI]": [
-                "first" if encoding == first else with_interval(*cells)
-                for encoding, first, *cells in zip(
-                    numbers.encoding,
-                    numbers.grid_size.map(firsts),
-                    numbers.gap_pct,
-                    numbers.gap_ci_low_pct,
-                    numbers.gap_ci_high_pct,
+                "first" if is_first else with_interval(*cells)
+                for is_first, *cells in zip(
+                    first, numbers.gap_pct, numbers.gap_ci_low_pct, numbers.gap_ci_high_pct
                 )
             ],
             "Standing": numbers.standing,
