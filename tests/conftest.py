@@ -14,6 +14,7 @@ TINY_MODEL = dict(
     n_layers=2,
     ffn_mult=4,
     dropout=0.0,
+    attention_dropout=0.0,
     context=6,
     state_encoder="cnn",
     item_dim=4,

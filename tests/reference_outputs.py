@@ -18,7 +18,7 @@ from dtpe.params import Env
 
 STUDY = ("learned", "sinusoidal", "rope")
 SHAPE = dict(
-    d_model=32, n_heads=2, n_layers=2, ffn_mult=2, dropout=0.1, context=6,
+    d_model=32, n_heads=2, n_layers=2, ffn_mult=2, dropout=0.1, attention_dropout=0.1, context=6,
     state_encoder="cnn_coord", item_dim=8, encoder_filters=8, view_radius=2, rtg_scale=1.0,
     t_table=40, t_max_offset=60,
 )  # fmt: skip

@@ -109,7 +109,7 @@ def test_the_help_walk_finds_what_lacks_help():
             lambda r: r["data"].update(train_size=4),
             "data.train_size: 4 is less than the minimum of 5",
         ),
-        (lambda r: r["data"]["split"].update(train=0.5), "data.split: fractions sum to 0.8"),
+        (lambda r: r["data"]["split"].update(train=0.7), "data.split: fractions sum to 0.8"),
         (lambda r: r["model"].update(n_heads=3), "model.n_heads"),
         (lambda r: r["stats"].update(reference="nope"), "stats.reference"),
     ],

@@ -16,7 +16,7 @@ from dtpe.encodings.t5 import relative_bucket
 from dtpe.model import DecisionTransformer, KVCache, ModelConfig
 
 torch.set_num_threads(1)
-CFG = dict(reference_outputs.SHAPE, dropout=0.0)
+CFG = dict(reference_outputs.SHAPE, dropout=0.0, attention_dropout=0.0)
 K_NAMES = sorted(encodings.REGISTRY["k"])
 T_NAMES = sorted(encodings.REGISTRY["t"])
 VARIANTS = [encodings.variant_name(k, "sinusoidal") for k in K_NAMES] + [

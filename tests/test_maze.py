@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 from dtpe import layouts as layout_family
 from dtpe.env import KeyDoorMazeEnv  # importing dtpe.env registers KeyDoorMaze-v0
-from dtpe.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, BatchedMaze, Layouts
+from dtpe.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, BatchedMaze, Layouts, transition
 from dtpe.planner import CostToGo, plan
 
 SIZES = range(layout_family.MIN_SIZE, 31)
@@ -116,6 +116,26 @@ def test_every_layout_is_solvable_and_forces_key_door_goal(family):
                 f"{where}: goal reachable without the door"
             )
             assert tuple(lay.key[i]) in without_door, f"{where}: key needs the door"
+
+
+def test_drawn_optimal_actions_are_every_optimal_action_and_only_those(family):
+    lay = family[(8, 0.0)]  # open layouts: most first moves tie
+    ctg, rng = CostToGo(lay), np.random.default_rng(0)
+    which, has_key = np.arange(len(lay)), np.zeros(len(lay), bool)
+    after = np.stack(
+        [
+            ctg.steps(*transition(lay.grid, lay.start, has_key, np.full(len(lay), a))[:2], which)
+            for a in range(4)
+        ]
+    )  # (actions, layouts): cost-to-go after each first move
+    optimal = after == after.min(0)
+    drawn = np.zeros_like(optimal)
+    for _ in range(50):
+        drawn[ctg.optimal_action(lay.start, has_key, which, rng), which] = True
+    np.testing.assert_array_equal(drawn, optimal)
+    assert (optimal.sum(0) > 1).any()  # the family has ties to draw among
+    first = ctg.optimal_action(lay.start, has_key, which)  # without a generator: the lowest
+    np.testing.assert_array_equal(first, optimal.argmax(0))
 
 
 def test_plan_replayed_in_env_reaches_goal_in_optimal_steps(family):

@@ -143,7 +143,7 @@ class TestEveryEncoding:
 
 def test_training_drops_attention_on_every_path(monkeypatch):
     """Every attention call in training, the last layer's state-token queries included, gets the
-    dropout rate; none in evaluation."""
+    attention dropout rate (not the other dropout's); none in evaluation."""
     calls = []
     sdpa = torch.nn.functional.scaled_dot_product_attention
 
@@ -152,7 +152,7 @@ def test_training_drops_attention_on_every_path(monkeypatch):
         return sdpa(*args, dropout_p=dropout_p, **kw)
 
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
-    model = make("rope", dropout=0.25, n_layers=2)
+    model = make("rope", dropout=0.1, attention_dropout=0.25, n_layers=2)
     rtg, states, actions, t = inputs()
     model.train()(rtg, model.encode_states(states), actions, t)
     assert calls == [0.25, 0.25]
@@ -175,7 +175,7 @@ def test_learned_table_refuses_longer_context():
 
 def test_unknown_encoding_lists_registered():
     with pytest.raises(ValueError, match="registered.*rope"):
-        create("k", "alibi-typo", DecisionTransformer(ModelConfig("rope", **CFG)).cfg)
+        create("k", "alibi-typo", DecisionTransformer(ModelConfig(encoding="rope", **CFG)).cfg)
 
 
 def test_checkpoint_refusals(tmp_path):
@@ -246,7 +246,8 @@ def test_encoder_is_a_convolution_over_embedded_items(name):
 def test_egocentric_view_is_the_cells_around_the_agent():
     """cnn_ego adds to cnn_coord's features one embedding per cell of the (2r+1)^2 view centred
     on the agent, indexed by the cell's place in the view and its code; cells past the border
-    read as walls. Checked against a crop cut cell by cell, with the agent at corners and edges."""
+    read as walls; then x + Linear(ReLU(x)) over the sum. Checked against a crop cut cell by
+    cell, with the agent at corners and edges."""
     torch.manual_seed(0)
     encoder = state_encoder("cnn_ego")
     r, side = encoder.radius, 2 * encoder.radius + 1
@@ -263,5 +264,6 @@ def test_egocentric_view_is_the_cells_around_the_agent():
                 code = int(g[y, x]) if 0 <= y < 6 and 0 <= x < 6 else WALL
                 total += encoder.view.weight[(i * side + j) * N_CODES + code]
         expected.append(total)
-    pooled = CoordCNNStateEncoder.forward(encoder, grids)
-    assert torch.allclose(encoder(grids), pooled + torch.stack(expected), atol=1e-5)
+    x = CoordCNNStateEncoder.forward(encoder, grids) + torch.stack(expected)
+    mix = encoder.mix[1]
+    assert torch.allclose(encoder(grids), x + torch.relu(x) @ mix.weight.T + mix.bias, atol=1e-5)

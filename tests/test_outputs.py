@@ -322,6 +322,9 @@ def pipeline(root, params, encodings=ENCODINGS, seeds=SEEDS, timings=None):
     stats_dir = root / "results" / "stats"
     write_stats(stats_dir, encodings, seeds)
     attention = write_attention(root / "results", encodings, seeds)
+    (stats_dir / "attention_maps.json").write_text(
+        json.dumps(stats.attention_maps(attention, encodings))
+    )
     (root / "tables").mkdir()
     tables.write(params, stats_dir, root / "tables")
     write_suite(root / "data", max(SIZES))

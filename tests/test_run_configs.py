@@ -12,6 +12,7 @@ import yaml
 from conftest import ROOT
 
 from dtpe import params
+from dtpe.cluster import train_resources
 from dtpe.encodings import variant
 
 BIN = Path(sys.executable).parent
@@ -71,3 +72,13 @@ def test_directory_run_writes_there_and_reads_the_code_here(tmp_path):
     assert {p.split("/")[0] for p in outputs} == {"data", "models", "results", "figures"}
     commands = re.findall(r"--params (\S+)", out)
     assert commands and {(workdir / p).resolve() for p in commands} == {ROOT / "params-power.yaml"}
+
+
+@pytest.mark.parametrize(
+    "name, mem_mb, runtime",
+    # the default: size 0.5, an hour (the floor); the study: size 6.7 (d_model 320 x 8 layers),
+    # 100 epochs at 15 minutes per unit of size per 20 epochs
+    [("params.yaml", 4500, 60), ("params-study.yaml", 10667, 500)],
+)
+def test_a_training_job_asks_the_cluster_for_what_its_model_needs(name, mem_mb, runtime):
+    assert train_resources(params.check(load(name))) == {"mem_mb": mem_mb, "runtime": runtime}

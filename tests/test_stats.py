@@ -89,6 +89,29 @@ def attention(encoding, seed, width=4) -> dict:
     }
 
 
+def test_attention_maps_average_each_encodings_seeds_in_study_order(tmp_path):
+    runs = [
+        ("rope", 1, [1.0, 0.0], [[1.0, 0.0], [0.5, 0.5]]),
+        ("rope", 2, [0.0, 1.0], [[1.0, 0.0], [0.0, 1.0]]),
+        ("learned", 1, [0.25, 0.75], [[1.0, 0.0], [1.0, 0.0]]),
+    ]
+    paths = []
+    for encoding, seed, decay, heat in runs:
+        paths.append(tmp_path / f"{encoding}_s{seed}.json")
+        paths[-1].write_text(
+            json.dumps({"encoding": encoding, "distance_decay": decay, "heatmap": heat})
+        )
+    maps = stats.attention_maps(paths, ["learned", "rope", "sinusoidal"])
+    assert list(maps) == ["learned", "rope"]  # no results, no entry
+    assert maps["rope"] == {
+        "distance_decay": [0.5, 0.5],
+        "heatmap": [[1.0, 0.0], [0.25, 0.75]],
+        "seeds": 2,
+    }
+    assert maps["learned"]["seeds"] == 1
+    assert maps["learned"]["distance_decay"] == [0.25, 0.75]
+
+
 def write_inputs(root, seeds=SEEDS) -> dict:
     """The per-model files the pipeline's earlier steps write, for every encoding and seed."""
     paths = {"test": [], "grid": [], "context": [], "metrics": [], "attention": []}
@@ -154,6 +177,7 @@ def run_stats(tmp_path, params, seeds=SEEDS):
         paths["grid"],
         paths["context"],
         paths["metrics"],
+        paths["attention"],
         out,
     )
     return out, paths

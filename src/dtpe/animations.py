@@ -69,6 +69,16 @@ def title(ep, encoding: str, kind: str) -> str:
     return f"{encoding}\nfails{loop}"
 
 
+def draw_panel(image, panel, t: int, scale: int) -> None:
+    """One episode's maze after step t, with its path so far, at the panel's corner."""
+    ep, grid, (x, y), _ = panel
+    cells = frame(grid, ep, t).repeat(scale, 0).repeat(scale, 1)
+    image.paste(Image.fromarray(cells), (x, y))
+    centre = (ep.replay.cells[: t + 1] + 0.5) * env.CELL_PIXELS * scale  # (t + 1, 2) row, col
+    if t:
+        ImageDraw.Draw(image).line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
+
+
 def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
     """One grid size's GIF. picked: {(size, encoding, kind): explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
@@ -101,22 +111,17 @@ def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
         draw.text((x, y - TITLE + 1), text, fill=INK, font=font, spacing=1)
         # the frame marks the maze's border, whose cells are as white as the page
         draw.rectangle((x - 1, y - 1, x + side, y + side), fill=EMPTY_PANEL, outline=INK)
-    steps = max((ep.row["steps"] for ep, *_ in panels if ep is not None), default=0)
+    live = [p for p in panels if p[0] is not None]
+    steps = max((ep.row["steps"] for ep, *_ in live), default=0)
     frames = []
     for f in range(steps + 1):
         image = canvas.copy()
-        draw = ImageDraw.Draw(image)
-        for ep, grid, (x, y), _ in panels:
-            if ep is None:
-                continue
-            t = min(f, ep.row["steps"])
-            cells = frame(grid, ep, t).repeat(scale, 0).repeat(scale, 1)
-            image.paste(Image.fromarray(cells), (x, y))
-            centre = (
-                (ep.replay.cells[: t + 1] + 0.5) * env.CELL_PIXELS * scale
-            )  # (t + 1, 2) row, col
-            if t:
-                draw.line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
+        for panel in live:
+            draw_panel(image, panel, f, scale)
+        # a finished episode's panel stays as it is: drawn once into the canvas, then left
+        for panel in [p for p in live if p[0].row["steps"] == f]:
+            draw_panel(canvas, panel, f, scale)
+        live = [p for p in live if p[0].row["steps"] > f]
         frames.append(image.quantize(palette=PALETTE, dither=Image.Dither.NONE))
     frames += [frames[-1]] * HOLD
     path = out / FOLDER / gif_name(size)

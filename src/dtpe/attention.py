@@ -1,4 +1,4 @@
-"""Attention analysis (PROTOCOL §5.3) on BFS-optimal episodes of one evaluation suite:
+"""Attention analysis (docs/protocol.md, Evaluations) on BFS-optimal episodes of one suite:
 the final layer's attention over a window of up to K timesteps from each episode's start,
 averaged over heads and episodes (the heatmap); its mean weight at each token distance
 (distance decay); and the translation check on the global timestep t: the same windows of

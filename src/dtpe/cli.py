@@ -140,6 +140,7 @@ def cmd_stats(args, params):
             per_model(params, results / "eval" / "grid", ".csv"),
             per_model(params, results / "eval" / "context", ".csv"),
             per_model(params, results / "train", "/metrics.csv"),
+            per_model(params, results / "attention", ".json"),
             tmp,
         )
 

@@ -42,15 +42,16 @@ class DataError(RuntimeError):
 
 
 def rollout_episodes(lay: Layouts, optimal: np.ndarray, detour_prob: float, env, rng) -> dict:
-    """Plays one episode per layout in lockstep: the BFS policy, with random moves at
-    `detour_prob` per step in the episodes where `optimal` is False."""
+    """Plays one episode per layout in lockstep: the BFS policy, drawing among the optimal
+    moves at random, with random moves at `detour_prob` per step in the episodes where
+    `optimal` is False."""
     ctg = CostToGo(lay)
     maze = BatchedMaze(lay, env.cap(lay.size), env.step_reward, env.goal_reward)
     which = np.arange(len(lay))
     obs = maze.reset()
     states, actions, experts, rewards, alive = [], [], [], [], []
     while not maze.done.all():
-        expert = ctg.optimal_action(maze.pos, maze.has_key, which)
+        expert = ctg.optimal_action(maze.pos, maze.has_key, which, rng)
         detour = ~optimal & (rng.random(len(lay)) < detour_prob)
         action = np.where(detour, rng.integers(0, N_ACTIONS, len(lay)), expert)
         alive.append(~maze.done)

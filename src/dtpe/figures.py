@@ -5,9 +5,9 @@ Figures are built on `matplotlib.figure.Figure` without pyplot, so no global fig
 interactive backend is involved; PNGs render through Agg. Timestamp and software metadata are
 left out so that a rerun on the same inputs gives the same bytes.
 
-Every plotted statistic (means, stds, intervals, differences, adjusted p) is one the stats stage
-wrote to results/stats/; figures only draw them. The one exception is Figure 4's average of
-attention maps over seeds, which the attention stage writes per seed.
+Every plotted statistic (means, stds, intervals, differences, adjusted p, Figure 4's attention
+averaged over seeds) is one the stats stage wrote to results/stats/; figures only draw them.
+Figure 6 draws the attention stage's per-seed values as they are.
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ def draw(
         "fig3_success_by_grid": success_by_grid(
             pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
         ),
-        "fig4_attention": attention(mean_attention(attention_jsons), colours),
+        "fig4_attention": attention(
+            json.loads((stats_dir / "attention_maps.json").read_text()), colours
+        ),
         "fig5_effect_sizes": effect_sizes(
             comparisons[comparisons.primary.astype(bool)], params.study.encodings, methods
         ),
@@ -164,25 +166,11 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
     return fig
 
 
-def mean_attention(paths) -> dict[str, dict]:
-    """Distance decay and heatmap per encoding, averaged over its seeds."""
-    runs = {}
-    for path in paths:
-        result = json.loads(Path(path).read_text())
-        runs.setdefault(result["encoding"], []).append(result)
-    return {
-        encoding: {
-            "distance_decay": np.mean([r["distance_decay"] for r in rs], axis=0),
-            "heatmap": np.mean([r["heatmap"] for r in rs], axis=0),
-            "seeds": len(rs),
-        }
-        for encoding, rs in runs.items()
-    }
-
-
 def attention(maps: dict[str, dict], colours: dict) -> Figure:
-    """Figure 4: distance decay per encoding (left) and one mean attention map per encoding."""
+    """Figure 4: distance decay per encoding (left) and one mean attention map per encoding,
+    as the stats stage averaged them over seeds."""
     encodings = [e for e in colours if e in maps]
+    maps = {e: {**maps[e], "heatmap": np.asarray(maps[e]["heatmap"])} for e in encodings}
     fig = Figure(figsize=(4.5 * (1 + len(encodings)), 4.2), layout="constrained")
     decay_ax, *heat_axes = fig.subplots(1, 1 + len(encodings))
     for encoding in encodings:

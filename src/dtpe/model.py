@@ -1,4 +1,4 @@
-"""The Decision Transformer of PROTOCOL §3.
+"""The Decision Transformer (docs/protocol.md, Model).
 
 Tokens per timestep: (RTG, state, action), so a window of T timesteps is 3T tokens. Each token
 has two positions, each with its own encoding (encodings/): its global episode timestep t (the
@@ -18,41 +18,28 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dtpe import encodings, state_encoders
+from dtpe import encodings, params, state_encoders
 from dtpe.maze import N_ACTIONS
 
 TOKENS_PER_STEP = 3
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(params.Model):
+    """The `model` params (one definition: params.Model) and the variant they build."""
+
     encoding: str
     """the variant: `<k>` or `<k>-t_<t>` (encodings.variant reads it)"""
-    d_model: int
-    n_heads: int
-    n_layers: int
-    ffn_mult: int
-    dropout: float
-    context: int
-    state_encoder: str
-    item_dim: int
-    encoder_filters: int
-    view_radius: int
-    rtg_scale: float
-    t_table: int
-    """rows of the t encoding `learned` (later timesteps clamp to the last)"""
-    t_max_offset: int
-    """largest training offset of the t encoding `randomized`"""
 
     @classmethod
-    def from_params(cls, model_params, encoding: str) -> "ModelConfig":
-        return cls(encoding=encoding, **asdict(model_params))
+    def from_params(cls, model_params: params.Model, encoding: str) -> "ModelConfig":
+        return cls(**asdict(model_params), encoding=encoding)
 
 
 class SelfAttention(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
-        self.n_heads, self.dropout = cfg.n_heads, cfg.dropout
+        self.n_heads, self.dropout = cfg.n_heads, cfg.attention_dropout
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model)
 

@@ -69,6 +69,9 @@ class Model:
     ffn_mult: int
     """FFN hidden = ffn_mult * d_model"""
     dropout: float
+    """on the embeddings, the attention output and the feed-forward output"""
+    attention_dropout: float
+    """on the attention weights; 0 lets the attention run as one fused kernel on the CPU"""
     context: int
     """K, the training context in timesteps (3K tokens)"""
     state_encoder: str

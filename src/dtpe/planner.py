@@ -54,12 +54,22 @@ class CostToGo:
         return self.dist[layout_index, has_key.astype(np.int64), pos[:, 0], pos[:, 1]]
 
     def optimal_action(
-        self, pos: np.ndarray, has_key: np.ndarray, layout_index: np.ndarray
+        self,
+        pos: np.ndarray,
+        has_key: np.ndarray,
+        layout_index: np.ndarray,
+        rng: np.random.Generator | None = None,
     ) -> np.ndarray:
-        """The first action (lowest index on ties) whose successor is one step closer."""
+        """An action whose successor is one step closer: the lowest index among them, or with
+        `rng` one drawn uniformly from them."""
         n = self.size
         state = ((layout_index * 2 + has_key.astype(np.int64)) * n + pos[:, 0]) * n + pos[:, 1]
-        return self._flat[self.next_state[:, state]].argmin(0)
+        after = self._flat[self.next_state[:, state]]  # (actions, B)
+        if rng is None:
+            return after.argmin(0)
+        # the smallest of a uniform draw over the optimal actions only
+        draw = np.where(after == after.min(0), rng.random(after.shape), np.inf)
+        return draw.argmin(0)
 
 
 def plan(layouts: Layouts, index: int = 0) -> list[int]:

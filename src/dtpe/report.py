@@ -17,7 +17,7 @@ import pandas as pd
 
 from dtpe import atomic
 from dtpe.params import load
-from dtpe.stats import BELOW, LEADING, UNDEFINED_STANDING
+from dtpe.stats import BELOW, LEADING, UNDEFINED_STANDING, UNRESOLVED
 from dtpe.tables import grid_label, mean_std, p_value, seeds, with_interval
 
 FIGURES = (
@@ -71,7 +71,6 @@ METHODS = (
     ("cohens_d", "Cohen's d"),
     ("power", "Power"),
 )
-UNRESOLVED = "no difference resolved"
 MAX_LISTED_PAIRS = 6
 """beyond this many unresolved pairs in a grid, the findings count them and Table 5 lists them"""
 MODEL_STEPS = ("train", "evaluate")

@@ -83,6 +83,7 @@ def run(
     grid_csvs: list[Path],
     context_csvs: list[Path],
     metrics_csvs: list[Path],
+    attention_jsons: list[Path],
     out_dir: Path,
 ) -> None:
     sp, encodings = params.stats, list(params.study.encodings)
@@ -117,6 +118,9 @@ def run(
         frame.to_csv(out_dir / f"{name}.csv", index=False)
     (out_dir / "metrics.json").write_text(json.dumps(metrics(results), indent=2) + "\n")
     (out_dir / "methods.json").write_text(json.dumps(methods(sp), indent=2) + "\n")
+    (out_dir / "attention_maps.json").write_text(
+        json.dumps(attention_maps(attention_jsons, encodings)) + "\n"
+    )
 
 
 # Inputs -----------------------------------------------------------------------------------
@@ -125,6 +129,24 @@ def run(
 def read_episodes(paths) -> pd.DataFrame:
     """One row per evaluation episode, from every model's sweep CSV."""
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
+def attention_maps(paths, encodings: list[str]) -> dict[str, dict]:
+    """Per encoding (in study order), the attention stage's distance decay and final-layer
+    heatmap averaged over its seeds (Figure 4)."""
+    runs = {}
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        runs.setdefault(result["encoding"], []).append(result)
+    return {
+        encoding: {
+            "distance_decay": np.mean([r["distance_decay"] for r in runs[encoding]], 0).tolist(),
+            "heatmap": np.mean([r["heatmap"] for r in runs[encoding]], 0).tolist(),
+            "seeds": len(runs[encoding]),
+        }
+        for encoding in encodings
+        if encoding in runs
+    }
 
 
 def labelled(context: pd.DataFrame) -> pd.DataFrame:
@@ -382,12 +404,16 @@ def cohens_d(a, b) -> float:
         return float(np.float64(a.mean() - b.mean()) / pooled)
 
 
+UNRESOLVED = "no difference resolved"
+"""the verdict of a pair whose interval covers 0"""
+
+
 def verdict(low: float, high: float) -> str:
     if low > 0:
         return "a > b"
     if high < 0:
         return "a < b"
-    return "no difference resolved"
+    return UNRESOLVED
 
 
 def compare(a: np.ndarray, b: np.ndarray, sp, rng) -> dict:

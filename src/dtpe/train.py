@@ -1,4 +1,4 @@
-"""Training (PROTOCOL §4): AdamW at a fixed learning rate, cross-entropy on the action read at
+"""Training (docs/protocol.md, Training): AdamW, cross-entropy on the action read at
 each state token, gradient clipping; per-epoch metrics and a resumable epoch checkpoint.
 
 Windows are aligned at their first timestep (k = 0) and padded at the end; each epoch takes

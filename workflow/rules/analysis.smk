@@ -31,6 +31,7 @@ rule stats:
         grid=expand("results/eval/grid/{model}.csv", model=MODELS),
         context=expand("results/eval/context/{model}.csv", model=MODELS),
         metrics=expand("results/train/{model}", model=MODELS),
+        attention=expand("results/attention/{model}.json", model=MODELS),
         code=code("cli", "params", "stats", "atomic"),
     output:
         directory("results/stats"),

@@ -3,9 +3,11 @@
 import glob
 import os
 
+from dtpe.cluster import train_resources
 from dtpe.params import check as check_params
 
-check_params(config)
+# what a training job asks a cluster for (dtpe/cluster.py)
+TRAIN_RESOURCES = train_resources(check_params(config))
 
 
 def repo(path):

@@ -1,6 +1,6 @@
-"""PROTOCOL §3's encoder: item embedding -> 2 conv (3x3, ReLU) -> global average pool -> linear.
-The pool makes it independent of the grid size. The embedding and the first convolution run as
-one (embedded_conv.py)."""
+"""The protocol's encoder (docs/protocol.md, Model): item embedding -> 2 conv (3x3, ReLU) ->
+global average pool -> linear. The pool makes it independent of the grid size. The embedding
+and the first convolution run as one (embedded_conv.py)."""
 
 from __future__ import annotations
 
