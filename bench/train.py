@@ -92,7 +92,7 @@ def peer_step_fn(cfg: ModelConfig, eps, context):
             n_positions=3 * context,
             resid_pdrop=cfg.dropout,
             embd_pdrop=cfg.dropout,
-            attn_pdrop=cfg.dropout,
+            attn_pdrop=cfg.attention_dropout,
             action_tanh=False,
         )
     ).train()
@@ -165,7 +165,9 @@ def main():
         f"ours/plain {rate['ours'] / rate['plain']:.2f}"
     )
 
-    small = dataclasses.replace(ModelConfig.from_params(default.model, "rope"), dropout=0.0)
+    small = dataclasses.replace(
+        ModelConfig.from_params(default.model, "rope"), dropout=0.0, attention_dropout=0.0
+    )
     check = batches(eps, args.check_steps, default.train.batch_size, default.model.context, seed=1)
     losses = {}
     for name, precision, full in (("fast", "bf16", False), ("plain", "fp32", True)):

@@ -1,5 +1,5 @@
 """The data step on params.yaml shrunk to 300 episodes and 10 layouts per suite: byte-identical
-reruns, seeds that matter, suites disjoint from training, the 70/15/15 split, RTG, and bad
+reruns, seeds that matter, suites disjoint from training, the split by episode, RTG, and bad
 params or data files refused with errors that name the cause."""
 
 import json

@@ -112,6 +112,14 @@ def test_attention_maps_average_each_encodings_seeds_in_study_order(tmp_path):
     assert maps["learned"]["distance_decay"] == [0.25, 0.75]
 
 
+def test_run_writes_the_seed_averaged_attention_maps(tmp_path, tiny_params):
+    out, paths = run_stats(tmp_path, tiny_params)
+    maps = json.loads((out / "attention_maps.json").read_text())
+    assert list(maps) == list(ENCODINGS)
+    assert all(m["seeds"] == len(SEEDS) for m in maps.values())
+    assert maps == stats.attention_maps(paths["attention"], ENCODINGS)
+
+
 def write_inputs(root, seeds=SEEDS) -> dict:
     """The per-model files the pipeline's earlier steps write, for every encoding and seed."""
     paths = {"test": [], "grid": [], "context": [], "metrics": [], "attention": []}

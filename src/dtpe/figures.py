@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from dtpe import dataset
+from dtpe import dataset, stats
 from dtpe.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL
 
 CODE_STYLE = {
@@ -220,7 +220,7 @@ def effect_sizes(comparisons: pd.DataFrame, encodings: list[str], methods: dict)
             .set_index(["encoding_a", "encoding_b"])
             .loc[pairs]
         )
-        resolved = (rows.verdict != "no difference resolved").to_numpy()
+        resolved = (rows.verdict != stats.UNRESOLVED).to_numpy()
         colour = np.where(resolved, "black", "grey")
         ax.axvline(0, color="black", linewidth=0.8)
         ax.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=colour)
