@@ -170,7 +170,6 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
     """Figure 4: distance decay per encoding (left) and one mean attention map per encoding,
     as the stats stage averaged them over seeds."""
     encodings = [e for e in colours if e in maps]
-    maps = {e: {**maps[e], "heatmap": np.asarray(maps[e]["heatmap"])} for e in encodings}
     fig = Figure(figsize=(4.5 * (1 + len(encodings)), 4.2), layout="constrained")
     decay_ax, *heat_axes = fig.subplots(1, 1 + len(encodings))
     for encoding in encodings:
@@ -184,7 +183,7 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
     decay_ax.legend()
     # One colour scale for all maps, so that they compare; square-root scaled because the first
     # queries, with few keys to spread over, would otherwise saturate it.
-    norm = PowerNorm(0.5, vmin=0, vmax=max(maps[e]["heatmap"].max() for e in encodings))
+    norm = PowerNorm(0.5, vmin=0, vmax=max(np.max(maps[e]["heatmap"]) for e in encodings))
     for ax, encoding in zip(heat_axes, encodings):
         image = ax.imshow(maps[encoding]["heatmap"], cmap="viridis", norm=norm)
         ax.set(
