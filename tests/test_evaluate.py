@@ -21,13 +21,14 @@ def model_for(params, encoding, seed=0):
 @pytest.fixture(scope="module")
 def long_params(tiny_params):
     # Untrained models play to the cap (3 N): at a training context of 24 steps the 8x8
-    # episodes (24 steps) are ones a longer context cannot change, the 10x10 ones (30) are not
+    # episodes (24 steps) are ones a longer context cannot change, the 10x10 ones (30) are not;
+    # a shorter context changes both, and 30 takes its rows over from 27, not from 24
     return dataclasses.replace(
         tiny_params,
         env=dataclasses.replace(tiny_params.env, cap_factor=3),
         model=dataclasses.replace(tiny_params.model, context=24),
         evaluate=dataclasses.replace(
-            tiny_params.evaluate, contexts=[24, 30], rope_scaling=["none", "linear"]
+            tiny_params.evaluate, contexts=[30, 12, 24, 27], rope_scaling=["none", "linear"]
         ),
     )
 
@@ -77,4 +78,30 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, enco
     # only rope has scalings; learned cannot run past its table and says so on every row
     assert set(swept.rope_scaling) == ({"none", "linear"} if encoding == "rope" else {"none"})
     if encoding == "learned":
-        assert not swept.applicable.any() and swept.success.isna().all()
+        beyond = swept[swept.context > train_context]
+        assert not beyond.applicable.any() and beyond.success.isna().all()
+        assert swept[swept.context < train_context].applicable.all()
+
+
+def test_context_sweep_replays_what_a_context_can_change(tiny_data, long_params, monkeypatch):
+    """The untrained model plays every episode to the cap whatever the context, so equal rows
+    alone cannot show that a changed episode was played again: here what was played is."""
+    params = dataclasses.replace(
+        long_params, evaluate=dataclasses.replace(long_params.evaluate, rope_scaling=["none"])
+    )
+    model = model_for(params, "rope", seed=3)
+    grid = evaluate.grid_sweep(model, params, tiny_data, "rope", 1)
+    steps = grid.groupby("grid_size").steps.max()
+    assert grid.grid_size.nunique() == 2 and steps[8] == 24 and steps[10] == 30
+    played, suite_rows = [], evaluate.suite_rows
+
+    def spy(model, lay, optimal_steps, env, context, *rest):
+        played.append((context, lay.size, len(lay)))
+        return suite_rows(model, lay, optimal_steps, env, context, *rest)
+
+    monkeypatch.setattr(evaluate, "suite_rows", spy)
+    evaluate.context_sweep(model, params, tiny_data, "rope", 1, grid)
+    n = grid.grid_size.value_counts()
+    # 12 changes every episode longer than 12; 27 those longer than 24 (the 10x10 ones, played
+    # at 24 to the cap, 30 steps), and 30 those longer than 27 at 27, not all the 24-step ones
+    assert played == [(12, 8, n[8]), (12, 10, n[10]), (27, 10, n[10]), (30, 10, n[10])]

@@ -2,6 +2,7 @@
 registered encoding passes, and the checkpoint's refusals."""
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -191,7 +192,13 @@ def test_checkpoint_refusals(tmp_path):
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     with pytest.raises(checkpoint.CheckpointError, match="corrupt or truncated"):
         checkpoint.load(tmp_path / "m", model.cfg)
-    (tmp_path / "m" / "config.json").write_text("{not json")
+    config = tmp_path / "m" / "config.json"
+    meta = json.loads(config.read_text())
+    del meta["config"]["view_radius"]
+    config.write_text(json.dumps(meta))
+    with pytest.raises(checkpoint.CheckpointError, match="lacks view_radius"):
+        checkpoint.load(tmp_path / "m", model.cfg)
+    config.write_text("{not json")
     with pytest.raises(checkpoint.CheckpointError, match="unreadable"):
         checkpoint.load(tmp_path / "m", model.cfg)
 

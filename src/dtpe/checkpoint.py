@@ -46,6 +46,12 @@ def load(
             raise CheckpointError(
                 f"checkpoint {directory}: format {meta.get('format')!r}, expected {FORMAT!r}"
             )
+        missing = [f.name for f in fields(ModelConfig) if f.name not in meta["config"]]
+        if missing:
+            raise CheckpointError(
+                f"checkpoint {directory}: config.json lacks {', '.join(missing)} "
+                "(written by another version of dtpe: retrain the model or `dvc pull` it)"
+            )
         cfg = ModelConfig(**{f.name: meta["config"][f.name] for f in fields(ModelConfig)})
     except (ValueError, KeyError, TypeError) as e:
         raise CheckpointError(f"checkpoint {directory}: config.json is unreadable: {e}") from e

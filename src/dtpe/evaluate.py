@@ -163,12 +163,15 @@ def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -
     """Every suite at each context of evaluate.contexts beyond the training one, with each of
     evaluate.rope_scaling the k encoding has (rows marked by `rope_scaling`).
 
-    Unscaled, a longer context changes nothing before the window first slides: an episode of
-    the grid sweep that ended within the training context is the same episode at any longer
-    one, so its row is taken over and only the longer episodes are played again (a scaling
-    changes every position, so scaled contexts play everything)."""
+    Unscaled, the context changes nothing before the window first slides: an episode that
+    ended within both of two contexts is the same episode at either. Contexts run in ascending
+    order, each taking over such rows from the nearest one already played below it (the grid
+    sweep's training context first), so only the episodes that outlast it are played again (a
+    scaling changes every position, so scaled contexts play everything)."""
     train_context, frames = params.model.context, []
-    for context in [c for c in params.evaluate.contexts if c != train_context]:
+    played_at = {train_context: grid}
+    """unscaled rows by context, the sources rows are taken over from"""
+    for context in sorted(c for c in params.evaluate.contexts if c != train_context):
         for scaling in params.evaluate.rope_scaling:
             try:
                 model.for_context(context, scaling)
@@ -182,15 +185,19 @@ def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -
                     ).assign(rope_scaling=scaling)
                 )
                 continue
+            source = max((c for c in played_at if c <= context), default=train_context)
+            at_context = []
             for size in params.data.suite_sizes:
                 played = grid[grid.grid_size == size]
                 lay, optimal_steps = dataset.load_suite(data_dir, size)
                 if not np.array_equal(played.layout_id, lay.ids):
                     raise ValueError(f"the grid sweep's {size}x{size} rows are not this suite's")
+                if scaling == NO_SCALING:
+                    played = played_at[source][played_at[source].grid_size == size]
                 replay = (
                     np.ones(len(lay), bool)
                     if scaling != NO_SCALING
-                    else played.steps.to_numpy() > train_context
+                    else played.steps.to_numpy() > min(context, source)
                 )
                 rows = played.assign(context=context)
                 if replay.any():
@@ -207,7 +214,10 @@ def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -
                     rows.loc[rows.index[replay], ["success", "steps", "applicable"]] = again[
                         ["success", "steps", "applicable"]
                     ].to_numpy()
-                frames.append(rows.assign(rope_scaling=scaling))
+                at_context.append(rows)
+            if scaling == NO_SCALING:
+                played_at[context] = pd.concat(at_context)
+            frames.extend(rows.assign(rope_scaling=scaling) for rows in at_context)
             model.for_context(train_context)
     if not frames:
         return pd.DataFrame(columns=COLUMNS + ["rope_scaling"])

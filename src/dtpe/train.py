@@ -212,8 +212,8 @@ def train(
             bar.set_postfix(loss=f"{value:.3f}")
         train_loss = total / count
         row = {"epoch": epoch, "train_loss": train_loss}
-        # validation every val_every epochs and after the last: the rollouts are a fifth of an
-        # epoch's time; the other epochs' rows leave it empty
+        # validation every val_every epochs and after the last: the rollouts take about a
+        # tenth of an epoch's time; the other epochs' rows leave it empty
         if epoch % tp.val_every == 0 or epoch == tp.epochs:
             model.eval()
             val_loss = validation_loss(
