@@ -281,7 +281,7 @@ def parser() -> argparse.ArgumentParser:
             for sweep, what in (
                 ("test", "the 8x8 test split at the training context"),
                 ("grid", "every suite at the training context"),
-                ("context", "every suite at the longer contexts of evaluate.contexts"),
+                ("context", "every suite at the other contexts of evaluate.contexts"),
             ):
                 p.add_argument(
                     f"--out-{sweep}",

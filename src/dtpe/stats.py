@@ -91,7 +91,7 @@ def run(
     maps = attention_maps(attention_jsons, encodings)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
     train_context = int(grid.context.iloc[0])
-    # The context sweep plays the longer contexts only; its 1x is the grid sweep's.
+    # The context sweep plays the other contexts; the training context's rows are the grid sweep's.
     context = pd.concat([grid, labelled(read_episodes(context_csvs))], ignore_index=True)
     labels = encodings + sorted(set(context.encoding) - set(encodings))
     grid, context = ordered(grid, encodings), ordered(context, labels)
