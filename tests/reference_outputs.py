@@ -1,7 +1,8 @@
 """Outputs of freshly built models of the study's three encodings on a fixed batch, a cached
 step-by-step pass and a short greedy rollout: run at commit 86a615c (before the encodings had
 two axes) to write tests/data/study_encodings_86a615c.pt, and by tests/test_encodings.py with
-the current code, which must reproduce them bit for bit.
+the current code, which must reproduce them: the same actions, the same floats to
+float32 rounding (bit for bit on a CPU whose kernels sum in the same order).
 
     PYTHONPATH=<worktree at 86a615c>/src python tests/reference_outputs.py OUT.pt
 """

@@ -59,7 +59,14 @@ def test_study_models_compute_what_they_did_at_86a615c(encoding):
     now = reference_outputs.outputs(encoding)
     assert stored.keys() == now.keys()
     for key in stored:
-        assert torch.equal(stored[key], now[key]), f"{encoding}: {key} differs from 86a615c"
+        if stored[key].is_floating_point():
+            # Bit for bit only on a CPU with the same kernels as the one that wrote them: an
+            # AVX-512 machine sums in another order and moves the last bit (measured: 3e-7).
+            torch.testing.assert_close(
+                now[key], stored[key], rtol=1e-5, atol=1e-6, msg=f"{encoding}: {key} differs"
+            )
+        else:
+            assert torch.equal(stored[key], now[key]), f"{encoding}: {key} differs from 86a615c"
 
 
 # --- variant names -----------------------------------------------------------------------------
