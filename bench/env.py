@@ -26,9 +26,10 @@ import gymnasium as gym
 import minigrid  # noqa: F401  registers MiniGrid-DoorKey-8x8-v0
 import numpy as np
 
-from dtpe import dataset, layouts
 from dtpe import params as params_mod
-from dtpe.maze import N_ACTIONS, BatchedMaze
+from dtpe.steps import dataset
+from dtpe.world import layouts
+from dtpe.world.maze import N_ACTIONS, BatchedMaze
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = 8

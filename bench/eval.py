@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dtpe import dataset, evaluate, params
-from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe import params
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import dataset, evaluate
 
 
 def main():

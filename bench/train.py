@@ -22,9 +22,10 @@ import torch
 import torch.nn.functional as F
 from transformers import DecisionTransformerConfig, DecisionTransformerModel
 
-from dtpe import dataset, params, train
-from dtpe.maze import N_ACTIONS, N_CODES
-from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe import params
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import dataset, train
+from dtpe.world.maze import N_ACTIONS, N_CODES
 
 LOSS_TOLERANCE = 0.03  # relative, per step: bf16 keeps 8 mantissa bits
 

@@ -50,7 +50,7 @@ def tiny_params():
 
 @pytest.fixture(scope="session")
 def tiny_data(tmp_path_factory, tiny_params):
-    from dtpe import dataset
+    from dtpe.steps import dataset
 
     out = tmp_path_factory.mktemp("data") / "data"
     dataset.build(tiny_params, out)

@@ -13,9 +13,10 @@ import sys
 import numpy as np
 import torch
 
-from dtpe import evaluate, layouts
-from dtpe.model import DecisionTransformer, KVCache, ModelConfig
+from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
 from dtpe.params import Env
+from dtpe.steps import evaluate
+from dtpe.world import layouts
 
 STUDY = ("learned", "sinusoidal", "rope")
 SHAPE = dict(

@@ -8,8 +8,8 @@ import pytest
 import torch
 from conftest import TINY_MODEL
 
-from dtpe import attention
-from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import attention
 
 CFG = TINY_MODEL
 

@@ -11,9 +11,10 @@ import yaml
 from conftest import ROOT
 from safetensors.numpy import load_file, save_file
 
-from dtpe import cli, dataset, params
-from dtpe import layouts as layout_family
-from dtpe.maze import AGENT, render
+from dtpe import cli, params
+from dtpe.steps import dataset
+from dtpe.world import layouts as layout_family
+from dtpe.world.maze import AGENT, render
 
 EPISODES, SUITE_LAYOUTS = 300, 10
 
@@ -179,8 +180,8 @@ def test_expert_actions_are_optimal_in_every_state_and_ties_are_drawn(splits):
     actions from the start, the recorded expert action is one step closer to the goal from each
     state reached. Where several actions are, the plan draws among them: it does not always
     take the first."""
-    from dtpe.maze import BatchedMaze, Layouts, transition
-    from dtpe.planner import CostToGo
+    from dtpe.world.maze import BatchedMaze, Layouts, transition
+    from dtpe.world.planner import CostToGo
 
     arrays = splits["train"]
     steps = [(e, lo, hi) for e, (lo, hi) in enumerate(episodes(arrays))]

@@ -9,11 +9,11 @@ import pytest
 import reference_outputs
 import torch
 
-from dtpe import encodings
-from dtpe.encodings.alibi import alibi_slopes
-from dtpe.encodings.rope import scaled_inv_freq
-from dtpe.encodings.t5 import relative_bucket
-from dtpe.model import DecisionTransformer, KVCache, ModelConfig
+from dtpe.model import encodings
+from dtpe.model.encodings.alibi import alibi_slopes
+from dtpe.model.encodings.rope import scaled_inv_freq
+from dtpe.model.encodings.t5 import relative_bucket
+from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
 
 torch.set_num_threads(1)
 CFG = dict(reference_outputs.SHAPE, dropout=0.0, attention_dropout=0.0)
@@ -94,10 +94,10 @@ def test_at_least_nine_encodings_each_with_a_reference():
 
 def test_sources_name_only_the_variants_modules():
     files = encodings.sources("alibi-t_learned")
-    assert "src/dtpe/encodings/alibi.py" in files and "src/dtpe/encodings/t_learned.py" in files
-    assert "src/dtpe/encodings/base.py" in files and "src/dtpe/encodings/__init__.py" in files
-    assert "src/dtpe/encodings/rope.py" not in files
-    assert "src/dtpe/encodings/rope.py" in encodings.sources("xpos")  # xpos builds on rope
+    assert "dtpe/model/encodings/alibi.py" in files and "dtpe/model/encodings/t_learned.py" in files
+    assert "dtpe/model/encodings/base.py" in files and "dtpe/model/encodings/__init__.py" in files
+    assert "dtpe/model/encodings/rope.py" not in files
+    assert "dtpe/model/encodings/rope.py" in encodings.sources("xpos")  # xpos builds on rope
 
 
 # --- shared checks over every registered encoding ----------------------------------------------
@@ -335,7 +335,7 @@ def test_randomized_t_offsets_windows_in_training_only():
     enc = model.t_encoding
     x = torch.zeros(64, 4, 3, CFG["d_model"])
     t = torch.arange(4)[None, :, None].repeat(64, 1, 1)
-    from dtpe.encodings.sinusoidal import sinusoids
+    from dtpe.model.encodings.sinusoidal import sinusoids
 
     plain = x + sinusoids(t, CFG["d_model"])
     assert torch.equal(enc.add_to_input(x, t), plain)  # eval: no offset

@@ -15,9 +15,9 @@ from conftest import ROOT
 from gymnasium.utils.env_checker import check_env
 from matplotlib.colors import to_rgb
 
-from dtpe import env as env_mod
-from dtpe import layouts as layout_family
-from dtpe.maze import AGENT, GOAL, KEY
+from dtpe.world import env as env_mod
+from dtpe.world import layouts as layout_family
+from dtpe.world.maze import AGENT, GOAL, KEY
 
 
 def one_layout(size=7, seed=0):
@@ -36,7 +36,7 @@ def test_defaults_are_the_params_files():
 
 def test_module_id_form_works_from_a_fresh_interpreter():
     code = (
-        "import gymnasium as gym; e = gym.make('dtpe.env:KeyDoorMaze-v0', size=12); "
+        "import gymnasium as gym; e = gym.make('dtpe.world.env:KeyDoorMaze-v0', size=12); "
         "print(e.reset(seed=0)[0].shape)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -79,7 +79,7 @@ def test_no_render_mode_renders_nothing_and_a_bad_one_is_named():
 
 
 def test_rgb_colours_are_the_figures():
-    from dtpe.figures import CODE_STYLE
+    from dtpe.analysis.figures import CODE_STYLE
 
     for code, (_, colour) in CODE_STYLE.items():
         np.testing.assert_allclose(env_mod.COLOURS[code] / 255, to_rgb(colour), atol=1 / 255)

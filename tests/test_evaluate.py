@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from dtpe import dataset, evaluate
-from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import dataset, evaluate
 
 
 def model_for(params, encoding, seed=0):

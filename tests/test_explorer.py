@@ -14,19 +14,14 @@ import yaml
 from conftest import tiny_raw
 from PIL import Image
 
-from dtpe import (
-    animations,
-    checkpoint,
-    cli,
-    dataset,
-    embeddings,
-    evaluate,
-    explorer,
-    explorer_page,
-    traces,
-)
-from dtpe import env as env_mod
+from dtpe import cli, names
 from dtpe import params as params_mod
+from dtpe.explorer import animations, embeddings, traces
+from dtpe.explorer import build as explorer
+from dtpe.explorer import page as explorer_page
+from dtpe.model import checkpoint
+from dtpe.steps import dataset, evaluate
+from dtpe.world import env as env_mod
 
 # One variant with another t, so that the page has two k and two t to pick from.
 ENCODINGS = ["rope", "learned-t_learned"]
@@ -50,7 +45,7 @@ def built(tmp_path_factory):
     assert cli.main(["data", "--params", str(path), "--out", str(root / "data")]) == 0
     for e in ENCODINGS:
         for s in SEEDS:
-            name = cli.model_name(e, s)
+            name = names.model_name(e, s)
             model = ["--encoding", e, "--seed", str(s)]
             assert (
                 cli.main(

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from dtpe import layouts as layout_family
-from dtpe.env import KeyDoorMazeEnv  # importing dtpe.env registers KeyDoorMaze-v0
-from dtpe.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, BatchedMaze, Layouts, transition
-from dtpe.planner import CostToGo, plan
+from dtpe.world import layouts as layout_family
+from dtpe.world.env import KeyDoorMazeEnv  # importing dtpe.env registers KeyDoorMaze-v0
+from dtpe.world.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, BatchedMaze, Layouts, transition
+from dtpe.world.planner import CostToGo, plan
 
 SIZES = range(layout_family.MIN_SIZE, 31)
 PER_SIZE = 6

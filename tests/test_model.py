@@ -9,14 +9,14 @@ import pytest
 import torch
 from conftest import TINY_MODEL
 
-from dtpe import checkpoint
-from dtpe.encodings import REGISTRY, NotApplicable, create
-from dtpe.encodings.rope import apply_rope, rope_angles
-from dtpe.maze import AGENT, KEY, N_CODES, WALL
-from dtpe.model import DecisionTransformer, KVCache, ModelConfig
-from dtpe.state_encoders import STATE_ENCODERS
-from dtpe.state_encoders import create as create_state_encoder
-from dtpe.state_encoders.cnn_coord import CoordCNNStateEncoder
+from dtpe.model import checkpoint
+from dtpe.model.encodings import REGISTRY, NotApplicable, create
+from dtpe.model.encodings.rope import apply_rope, rope_angles
+from dtpe.model.state_encoders import STATE_ENCODERS
+from dtpe.model.state_encoders import create as create_state_encoder
+from dtpe.model.state_encoders.cnn_coord import CoordCNNStateEncoder
+from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
+from dtpe.world.maze import AGENT, KEY, N_CODES, WALL
 
 CFG = TINY_MODEL
 
@@ -204,7 +204,7 @@ def test_checkpoint_refusals(tmp_path):
 
 
 def test_sinusoidal_timestep_is_bounded_and_distinct():
-    from dtpe.encodings.sinusoidal import sinusoids
+    from dtpe.model.encodings.sinusoidal import sinusoids
 
     table = sinusoids(torch.arange(200), 32)
     assert table.abs().max() <= 1 + 1e-6

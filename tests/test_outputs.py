@@ -17,8 +17,10 @@ import pytest
 import yaml
 from safetensors.numpy import save_file
 
-from dtpe import dataset, figures, layouts, report, stats, tables
-from dtpe.planner import CostToGo
+from dtpe.analysis import figures, report, stats, tables
+from dtpe.steps import dataset
+from dtpe.world import layouts
+from dtpe.world.planner import CostToGo
 
 ENCODINGS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
 REFERENCE = "rope"
@@ -657,7 +659,7 @@ def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
         ).stdout
 
     git("init", "-q")
-    for name in ("src/dtpe/model.py", "params.yaml", "figures/REPORT.md"):
+    for name in ("src/dtpe/model/transformer.py", "params.yaml", "figures/REPORT.md"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("one\n")
     git("add", "-A")
@@ -666,7 +668,7 @@ def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
     params = tmp_path / "params.yaml"
     (tmp_path / "figures/REPORT.md").write_text("rewritten by the pipeline\n")
     assert report.code_version(params) == head
-    (tmp_path / "src/dtpe/model.py").write_text("two\n")
+    (tmp_path / "src/dtpe/model/transformer.py").write_text("two\n")
     assert report.code_version(params) == f"{head}-dirty"
     git("checkout", "--", "src")
     params.write_text("two\n")

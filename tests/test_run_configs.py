@@ -13,7 +13,7 @@ from conftest import ROOT
 
 from dtpe import params
 from dtpe.cluster import train_resources
-from dtpe.encodings import variant
+from dtpe.model.encodings import variant
 
 BIN = Path(sys.executable).parent
 

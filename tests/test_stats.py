@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from dtpe import stats
+from dtpe.analysis import stats
 
 ENCODINGS = ["learned", "sinusoidal", "rope"]
 SEEDS = [1, 2, 3]
@@ -417,5 +417,5 @@ def test_metrics_folder_must_name_encoding_and_seed(tmp_path):
     path = tmp_path / "rope" / "metrics.csv"
     path.parent.mkdir()
     metrics(0, 1).to_csv(path, index=False)
-    with pytest.raises(ValueError, match="encoding"):
+    with pytest.raises(ValueError, match="model name"):
         stats.read_metrics([path])

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 import torch
 
-from dtpe import checkpoint, dataset, evaluate, train
-from dtpe.model import DecisionTransformer, ModelConfig
+from dtpe.model import checkpoint
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import dataset, evaluate, train
 
 
 def test_windows_start_at_k0_and_mask_padding(tiny_data, tiny_params):
@@ -100,7 +101,7 @@ def test_resume_key_covers_params_data_and_code(tiny_data, tiny_params, tmp_path
     )
     monkeypatch.setattr(train, "__file__", str(package / "train.py"))
     assert train.run_key(tiny_params, "rope", 1, tiny_data) == key
-    rope = package / "encodings" / "rope.py"
+    rope = package / "model" / "encodings" / "rope.py"
     rope.write_text(rope.read_text() + "# an edit\n")
     assert train.run_key(tiny_params, "rope", 1, tiny_data) != key
 

@@ -47,10 +47,10 @@ def snakemake_jobs(root: Path) -> dict:
 def code_params(stage) -> set:
     """The encoding files a stage covers through its code.<variant> params: validate records
     their hashes (dtpe check), as dvc.yaml cannot derive files from a variant's name."""
-    from dtpe.encodings import sources
+    from dtpe.model.encodings import sources
 
     return {
-        f
+        f"src/{f}"
         for d in stage.deps
         if isinstance(d, ParamsDependency)
         for key in d.params
@@ -115,6 +115,12 @@ def module_file(name: str) -> Path:
     return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
 
 
+def imported(module: str, name: str) -> str:
+    """The module `from <module> import <name>` loads: the submodule if `name` is one."""
+    sub = f"{module}.{name}"
+    return sub if module_file(sub).exists() else module
+
+
 def step_imports(step: str) -> set:
     """The dtpe modules `dtpe <step>` imports: those its cli function (and the cli helpers it
     calls) import, and theirs, transitively, by reading the source."""
@@ -129,9 +135,7 @@ def step_imports(step: str) -> set:
         seen_funcs.add(func)
         for node in ast.walk(cli[func]):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
-                modules |= {
-                    f"dtpe.{a.name}" if node.module == "dtpe" else node.module for a in node.names
-                }
+                modules |= {imported(node.module, a.name) for a in node.names}
             elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in cli:
                 todo += [node.func.id] if node.func.id not in seen_funcs else []
     found, todo = set(), list(modules)
@@ -144,9 +148,7 @@ def step_imports(step: str) -> set:
             continue
         for node in ast.walk(ast.parse(module_file(name).read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
-                todo += [
-                    f"dtpe.{a.name}" if node.module == "dtpe" else node.module for a in node.names
-                ]
+                todo += [imported(node.module, a.name) for a in node.names]
             elif isinstance(node, ast.Import):
                 todo += [a.name for a in node.names if a.name.startswith("dtpe")]
     return {str(module_file(m).relative_to(ROOT)) for m in found if module_file(m).exists()}

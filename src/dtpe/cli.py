@@ -9,20 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from dtpe import names
 from dtpe import params as params_mod
-
-
-def model_name(encoding: str, seed: int) -> str:
-    return f"{encoding}_s{seed}"
 
 
 def per_model(params, folder: Path, suffix: str) -> list[Path]:
     """The per-model files of a step, for every encoding and seed in the params."""
-    return [
-        Path(folder) / f"{model_name(e, s)}{suffix}"
-        for e in params.study.encodings
-        for s in params.study.seeds
-    ]
+    return names.per_model(params.study.encodings, params.study.seeds, folder, suffix)
 
 
 def cmd_check(args, params):
@@ -34,9 +27,9 @@ def cmd_check(args, params):
     import hashlib
 
     from dtpe import atomic
-    from dtpe.encodings import sources
+    from dtpe.model.encodings import sources
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]  # the folder holding the package
     validated = dataclasses.asdict(params)
     validated["code"] = {
         name: {f: hashlib.md5((root / f).read_bytes()).hexdigest() for f in sources(name)}
@@ -47,7 +40,8 @@ def cmd_check(args, params):
 
 
 def cmd_data(args, params):
-    from dtpe import atomic, dataset
+    from dtpe import atomic
+    from dtpe.steps import dataset
 
     started = time.perf_counter()
     with atomic.output(args.out) as tmp:
@@ -65,7 +59,7 @@ def cmd_data(args, params):
 
 
 def cmd_train(args, params):
-    from dtpe import train
+    from dtpe.steps import train
 
     _check_encoding(args.encoding, params)
     metrics = train.train(
@@ -75,7 +69,7 @@ def cmd_train(args, params):
         args.data,
         args.out,
         args.metrics,
-        args.resume_dir or Path(".resume") / model_name(args.encoding, args.seed),
+        args.resume_dir or Path(".resume") / names.model_name(args.encoding, args.seed),
         args.threads,
     )
     last = metrics.iloc[-1]
@@ -89,8 +83,8 @@ def cmd_train(args, params):
 def _load_model(args, params):
     import torch
 
-    from dtpe import checkpoint
-    from dtpe.model import ModelConfig, device
+    from dtpe.model import checkpoint
+    from dtpe.model.transformer import ModelConfig, device
 
     _check_encoding(args.encoding, params)
     torch.set_num_threads(args.threads)
@@ -100,7 +94,8 @@ def _load_model(args, params):
 
 
 def cmd_evaluate(args, params):
-    from dtpe import atomic, evaluate
+    from dtpe import atomic
+    from dtpe.steps import evaluate
 
     model = _load_model(args, params)
     test = evaluate.test_split(model, params, args.data, args.encoding, args.seed)
@@ -120,7 +115,8 @@ def cmd_evaluate(args, params):
 
 
 def cmd_attention(args, params):
-    from dtpe import atomic, attention
+    from dtpe import atomic
+    from dtpe.steps import attention
 
     model = _load_model(args, params)
     result = attention.analyse(model, params, args.data, args.encoding, args.seed)
@@ -129,7 +125,8 @@ def cmd_attention(args, params):
 
 
 def cmd_stats(args, params):
-    from dtpe import atomic, stats
+    from dtpe import atomic
+    from dtpe.analysis import stats
 
     results = Path(args.results)
     with atomic.output(args.out) as tmp:
@@ -146,7 +143,8 @@ def cmd_stats(args, params):
 
 
 def cmd_tables(args, params):
-    from dtpe import atomic, tables
+    from dtpe import atomic
+    from dtpe.analysis import tables
 
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
@@ -154,7 +152,7 @@ def cmd_tables(args, params):
 
 
 def cmd_figures(args, params):
-    from dtpe import figures
+    from dtpe.analysis import figures
 
     results = Path(args.results)
     paths = figures.draw(
@@ -168,7 +166,7 @@ def cmd_figures(args, params):
 
 
 def cmd_report(args, params):
-    from dtpe import report
+    from dtpe.analysis import report
 
     results = Path(args.results)
     report.write(
@@ -185,7 +183,7 @@ def cmd_report(args, params):
 def cmd_explore(args, params):
     import torch
 
-    from dtpe import explorer
+    from dtpe.explorer import build as explorer
 
     torch.set_num_threads(args.threads)
     paths = explorer.run(
@@ -207,7 +205,7 @@ def _timings(folder: Path) -> dict[str, float] | None:
 
 
 def cmd_encodings(args, params):
-    from dtpe.encodings import table
+    from dtpe.model.encodings import table
 
     rows = table()
     widths = {key: max(len(key), *(len(r[key]) for r in rows)) for key in rows[0]}

@@ -209,8 +209,8 @@ def check(raw: dict) -> Params:
 
 
 def _check_semantics(p: Params) -> None:
-    from dtpe.encodings import variant
-    from dtpe.state_encoders import STATE_ENCODERS
+    from dtpe.model.encodings import variant
+    from dtpe.model.state_encoders import STATE_ENCODERS
 
     total = sum(p.data.split.values())
     if not math.isclose(total, 1.0, abs_tol=1e-9):

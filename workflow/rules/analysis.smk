@@ -2,8 +2,8 @@ rule attention:
     input:
         "data",
         model="models/{encoding}_s{seed}",
-        code=code("cli", "params", "attention", "dataset", "layouts", "planner", "maze", "model", "checkpoint",
-                  "state_encoders", "atomic"),
+        code=code("cli", "params", "steps/attention", "steps/dataset", "world/layouts", "world/planner", "world/maze", "model/transformer", "model/checkpoint",
+                  "model/state_encoders", "atomic"),
         encodings=encoding_code,
     output:
         "results/attention/{encoding}_s{seed}.json",
@@ -32,7 +32,7 @@ rule stats:
         context=expand("results/eval/context/{model}.csv", model=MODELS),
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "stats", "atomic"),
+        code=code("cli", "params", "analysis/stats", "atomic"),
     output:
         directory("results/stats"),
     params:

@@ -47,12 +47,12 @@ def code(*modules):
 def encoding_code(wildcards):
     """The encodings package files the model variant runs (its k and t modules, what they import,
     base.py, __init__.py): adding an encoding reruns only the models that use it."""
-    from dtpe.encodings import sources
+    from dtpe.model.encodings import sources
 
-    return [repo(f) for f in sources(wildcards.encoding)]
+    return [repo(f"src/{f}") for f in sources(wildcards.encoding)]
 
 
 wildcard_constraints:
-    # a variant name, as dtpe.encodings.base reads it: `<k>` or `<k>-t_<t>`
+    # a variant name, as dtpe.model.encodings.base reads it: `<k>` or `<k>-t_<t>`
     encoding=r"[a-z0-9]+(-t_[a-z0-9]+)?",
     seed=r"\d+",

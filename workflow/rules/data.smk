@@ -3,7 +3,7 @@
 rule validate:
     input:
         PARAMS,
-        code=code("cli", "params", "atomic", "encodings", "state_encoders"),
+        code=code("cli", "params", "atomic", "model/encodings", "model/state_encoders", "world/maze"),
         schema=repo("src/dtpe/params.schema.yaml"),
     output:
         "results/params.json",
@@ -19,7 +19,7 @@ rule validate:
 
 rule data:
     input:
-        code=code("cli", "params", "dataset", "layouts", "maze", "planner", "atomic"),
+        code=code("cli", "params", "steps/dataset", "world/layouts", "world/maze", "world/planner", "atomic"),
     output:
         directory("data"),
     params:

@@ -4,8 +4,8 @@ rule evaluate:
     input:
         "data",
         model="models/{encoding}_s{seed}",
-        code=code("cli", "params", "evaluate", "model", "checkpoint", "dataset", "layouts", "planner",
-                  "state_encoders", "maze", "atomic"),
+        code=code("cli", "params", "steps/evaluate", "model/transformer", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
+                  "model/state_encoders", "world/maze", "atomic"),
         encodings=encoding_code,
     output:
         test="results/eval/test/{encoding}_s{seed}.csv",

@@ -1,7 +1,7 @@
 rule tables:
     input:
         "results/stats",
-        code=code("cli", "params", "tables", "atomic"),
+        code=code("cli", "params", "analysis/tables", "atomic"),
     output:
         directory("results/tables"),
     params:
@@ -25,7 +25,7 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "figures", "stats", "dataset", "maze", "layouts", "planner"),
+        code=code("cli", "params", "analysis/figures", "analysis/stats", "steps/dataset", "world/maze", "world/layouts", "world/planner"),
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],
@@ -53,7 +53,7 @@ rule report:
         attention=expand("results/attention/{model}.json", model=MODELS),
         # the report links the explorer, the GIFs and the embedding figure
         explorer=EXPLORER,
-        code=code("cli", "params", "report", "stats", "tables", "atomic"),
+        code=code("cli", "params", "analysis/report", "analysis/stats", "analysis/tables", "atomic"),
     output:
         "figures/REPORT.md",
     log:

@@ -1,8 +1,8 @@
 rule train:
     input:
         "data",
-        code=code("cli", "params", "train", "model", "evaluate", "checkpoint", "dataset", "layouts", "planner",
-                  "state_encoders", "maze", "atomic"),
+        code=code("cli", "params", "steps/train", "model/transformer", "steps/evaluate", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
+                  "model/state_encoders", "world/maze", "atomic"),
         encodings=encoding_code,
     output:
         model=directory("models/{encoding}_s{seed}"),

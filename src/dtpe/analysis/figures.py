@@ -1,0 +1,265 @@
+"""Figures 1-6 of the study (docs/protocol.md), each saved as PNG (dpi 150) and PDF:
+fig1_maze, fig2_training, fig3_success_by_grid, fig4_attention, fig5_effect_sizes, fig6_t_shift.
+
+Figures are built on `matplotlib.figure.Figure` without pyplot, so no global figure state or
+interactive backend is involved; PNGs render through Agg. Timestamp and software metadata are
+left out so that a rerun on the same inputs gives the same bytes.
+
+Every plotted statistic (means, stds, intervals, differences, adjusted p, Figure 4's attention
+averaged over seeds) is one the stats stage wrote to results/stats/; figures only draw them.
+Figure 6 draws the attention stage's per-seed values as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.colors import ListedColormap, PowerNorm
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from dtpe.analysis import stats
+from dtpe.steps import dataset
+from dtpe.world.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL
+
+CODE_STYLE = {
+    EMPTY: ("empty", "#ffffff"),
+    WALL: ("wall", "#3c3c3c"),
+    AGENT: ("agent", "#1f77b4"),
+    GOAL: ("goal", "#2ca02c"),
+    KEY: ("key", "#f2b701"),
+    DOOR: ("door", "#8c564b"),
+}
+TRAINING_PANELS = (
+    ("train_loss", "train loss"),
+    ("val_loss", "validation loss"),
+    ("val_success_pct", "validation success (%)"),
+    ("overfit_gap", "overfitting gap (val − train loss)"),
+)
+
+
+def draw(
+    params, data_dir: Path, stats_dir: Path, attention_jsons: list[Path], out_dir: Path
+) -> list[Path]:
+    """Draws the six figures into out_dir; returns the files written."""
+    colours = encoding_colours(params.study.encodings)
+    stats_dir, out_dir = Path(stats_dir), Path(out_dir)
+    methods = json.loads((stats_dir / "methods.json").read_text())
+    comparisons = pd.read_csv(stats_dir / "comparisons.csv")
+    figures = {
+        "fig1_maze": maze(Path(data_dir), max(params.data.suite_sizes)),
+        "fig2_training": training(pd.read_csv(stats_dir / "training_curves.csv"), colours),
+        "fig3_success_by_grid": success_by_grid(
+            pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
+        ),
+        "fig4_attention": attention(
+            json.loads((stats_dir / "attention_maps.json").read_text()), colours
+        ),
+        "fig5_effect_sizes": effect_sizes(
+            comparisons[comparisons.primary.astype(bool)], params.study.encodings, methods
+        ),
+        "fig6_t_shift": t_shift(attention_jsons, colours),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return [path for name, fig in figures.items() for path in save(fig, out_dir / name)]
+
+
+def save(fig: Figure, stem: Path) -> list[Path]:
+    png, pdf = stem.with_suffix(".png"), stem.with_suffix(".pdf")
+    fig.savefig(png, dpi=150, metadata={"Software": None})
+    fig.savefig(pdf, metadata={"CreationDate": None})
+    return [png, pdf]
+
+
+def encoding_colours(encodings: list[str]) -> dict[str, tuple]:
+    """One colour per encoding, in params order, the same in every figure: a qualitative map
+    while it has enough colours, then evenly spaced points of a continuous one."""
+    n = len(encodings)
+    if n <= 20:
+        cmap = colormaps["tab10" if n <= 10 else "tab20"]
+        return {e: cmap(i) for i, e in enumerate(encodings)}
+    cmap = colormaps["turbo"]
+    return {e: cmap(i / (n - 1)) for i, e in enumerate(encodings)}
+
+
+def maze(data_dir: Path, size: int) -> Figure:
+    """Figure 1: the first layout of the largest suite with the agent at its start."""
+    layouts, optimal_steps = dataset.load_suite(data_dir, size)
+    grid = layouts.grid[0].copy()
+    grid[tuple(layouts.start[0])] = AGENT
+    codes = sorted(CODE_STYLE)
+    fig = Figure(figsize=(6, 5), layout="constrained")
+    ax = fig.subplots()
+    ax.imshow(
+        grid,
+        cmap=ListedColormap([CODE_STYLE[c][1] for c in codes]),
+        vmin=-0.5,
+        vmax=len(codes) - 0.5,
+    )
+    ax.set_xticks(np.arange(-0.5, size), minor=True)
+    ax.set_yticks(np.arange(-0.5, size), minor=True)
+    ax.grid(which="minor", color="#d0d0d0", linewidth=0.5)
+    ax.tick_params(which="both", bottom=False, left=False, labelbottom=False, labelleft=False)
+    ax.set_title(
+        f"{size}×{size} evaluation layout {layouts.ids[0]} (BFS optimum {optimal_steps[0]} steps)"
+    )
+    ax.legend(
+        handles=[
+            Patch(facecolor=CODE_STYLE[c][1], edgecolor="black", label=f"{c} {CODE_STYLE[c][0]}")
+            for c in codes
+        ],
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1),
+        frameon=False,
+    )
+    return fig
+
+
+def training(curves: pd.DataFrame, colours: dict) -> Figure:
+    """Figure 2: per epoch, the mean over seeds with a ±1 std band (none with one seed), from
+    the stats stage's training curves."""
+    fig = Figure(figsize=(10, 7), layout="constrained")
+    for ax, (metric, label) in zip(fig.subplots(2, 2).flat, TRAINING_PANELS):
+        for encoding, colour in colours.items():
+            curve = curves[curves.encoding == encoding]
+            curve = curve[curve[f"{metric}_mean"].notna()]  # epochs without validation
+            mean, std = curve[f"{metric}_mean"], curve[f"{metric}_std"]
+            ax.plot(curve.epoch, mean, color=colour, label=encoding)
+            ax.fill_between(
+                curve.epoch, mean - std, mean + std, color=colour, alpha=0.2, linewidth=0
+            )
+        ax.set(xlabel="epoch", ylabel=label)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.axes[0].legend()
+    fig.suptitle("Training dynamics (mean over seeds, band ±1 std)")
+    return fig
+
+
+def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure:
+    """Figure 3: mean success per grid size with the stats stage's bootstrap CI of that mean,
+    drawn from its bounds (asymmetric, and within 0..100 as the bootstrap keeps it)."""
+    fig = Figure(figsize=(6, 4.5), layout="constrained")
+    ax = fig.subplots()
+    spacing = np.diff(sorted(table.grid_size.unique())).min(initial=2)
+    # Horizontal offsets keep the intervals of different encodings apart.
+    offsets = np.linspace(-0.3, 0.3, len(colours)) * spacing / 2 if len(colours) > 1 else [0.0]
+    for offset, (encoding, colour) in zip(offsets, colours.items()):
+        rows = table[table.encoding == encoding]
+        x = rows.grid_size + offset
+        ax.plot(x, rows.success_pct_mean, color=colour, marker="o", label=encoding)
+        ax.vlines(x, rows.ci_low_pct, rows.ci_high_pct, color=colour)
+        for bound in (rows.ci_low_pct, rows.ci_high_pct):
+            ax.plot(x, bound, linestyle="none", marker="_", markersize=8, color=colour)
+    ax.set_xticks(sorted(table.grid_size.unique()))
+    level = f"{100 * methods['confidence']:g} %"
+    ax.set(
+        xlabel="grid size N",
+        ylabel="success (%)",
+        ylim=(-3, 103),
+        title=f"Success against grid size (bars: {level} CI over seeds and layouts)",
+    )
+    ax.legend()
+    return fig
+
+
+def attention(maps: dict[str, dict], colours: dict) -> Figure:
+    """Figure 4: distance decay per encoding (left) and one mean attention map per encoding,
+    as the stats stage averaged them over seeds."""
+    encodings = [e for e in colours if e in maps]
+    fig = Figure(figsize=(4.5 * (1 + len(encodings)), 4.2), layout="constrained")
+    decay_ax, *heat_axes = fig.subplots(1, 1 + len(encodings))
+    for encoding in encodings:
+        decay = maps[encoding]["distance_decay"]
+        decay_ax.plot(np.arange(len(decay)), decay, color=colours[encoding], label=encoding)
+    decay_ax.set(
+        xlabel="token distance, query − key (3 tokens per step)",
+        ylabel="mean attention weight",
+        title="Distance decay",
+    )
+    decay_ax.legend()
+    # One colour scale for all maps, so that they compare; square-root scaled because the first
+    # queries, with few keys to spread over, would otherwise saturate it.
+    norm = PowerNorm(0.5, vmin=0, vmax=max(np.max(maps[e]["heatmap"]) for e in encodings))
+    for ax, encoding in zip(heat_axes, encodings):
+        image = ax.imshow(maps[encoding]["heatmap"], cmap="viridis", norm=norm)
+        ax.set(
+            xlabel="key token (3k: RTG, 3k+1: state, 3k+2: action of step k)",
+            ylabel="query token",
+            title=f"{encoding} (mean of {maps[encoding]['seeds']} seeds)",
+        )
+    fig.colorbar(image, ax=heat_axes, label="attention weight (square-root scale)")
+    fig.suptitle("Final-layer attention, averaged over heads and episodes")
+    return fig
+
+
+def effect_sizes(comparisons: pd.DataFrame, encodings: list[str], methods: dict) -> Figure:
+    """Figure 5: the difference a − b of mean success with its CI, per pair (rows) and grid size
+    (panels); * marks a Holm-adjusted p below alpha."""
+    sizes = sorted(comparisons.grid_size.unique())
+    order = {e: i for i, e in enumerate(encodings)}
+    pairs = list(
+        dict.fromkeys(
+            sorted(
+                zip(comparisons.encoding_a, comparisons.encoding_b),
+                key=lambda pair: (order[pair[0]], order[pair[1]]),
+            )
+        )
+    )
+    fig = Figure(figsize=(2.2 + 2.4 * len(sizes), 1.6 + 0.35 * len(pairs)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(sizes), sharey=True, sharex=True))
+    y = np.arange(len(pairs))[::-1]  # the first pair on top
+    alpha = methods["alpha"]
+    for ax, size in zip(axes, sizes):
+        rows = (
+            comparisons[comparisons.grid_size == size]
+            .set_index(["encoding_a", "encoding_b"])
+            .loc[pairs]
+        )
+        resolved = (rows.verdict != stats.UNRESOLVED).to_numpy()
+        colour = np.where(resolved, "black", "grey")
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=colour)
+        ax.scatter(rows.diff_pct, y, c=colour, zorder=3, s=18)
+        for yi, row in zip(y, rows.itertuples()):
+            if row.p_holm < alpha:  # NaN (outside the family) compares False
+                ax.annotate("*", (row.ci_high_pct, yi), xytext=(3, -4), textcoords="offset points")
+        ax.set(title=f"{size}×{size}", xlabel="Δ success a − b (pp)")
+    axes[0].set_yticks(y, [f"{a} − {b}" for a, b in pairs])
+    level = f"{100 * methods['confidence']:g} %"
+    fig.suptitle(
+        f"Differences of mean success with {level} bootstrap CI (black: CI excludes 0); "
+        f"* Holm p < {alpha:g}"
+    )
+    return fig
+
+
+T_SHIFT_PANELS = (
+    ("mean_abs_diff", "final-layer attention, mean |change|"),
+    ("action_tv_mean", "action distribution, mean TV distance"),
+)
+
+
+def t_shift(attention_jsons: list[Path], colours: dict) -> Figure:
+    """Figure 6: the attention stage's t-shift check, one point per seed: how much the same
+    windows' attention and action distribution move when every global timestep t is shifted
+    beyond the training range (k unchanged)."""
+    checks = {}
+    for path in attention_jsons:
+        result = json.loads(Path(path).read_text())
+        checks.setdefault(result["encoding"], []).append(result["translation"])
+    encodings = [e for e in colours if e in checks]
+    fig = Figure(figsize=(2 + 0.9 * len(encodings), 6), layout="constrained")
+    for ax, (key, label) in zip(fig.subplots(2, 1, sharex=True), T_SHIFT_PANELS):
+        for x, encoding in enumerate(encodings):
+            values = [c[key] for c in checks[encoding]]
+            ax.scatter([x] * len(values), values, color=colours[encoding], s=18)
+        ax.set(ylabel=label, ylim=(0, None))
+        ax.set_xticks(range(len(encodings)), encodings, rotation=30, ha="right")
+    shift = next(iter(checks.values()))[0]["shift"] if checks else 0
+    fig.suptitle(f"Global timestep t shifted by {shift} (one point per seed)")
+    return fig

@@ -1,0 +1,591 @@
+"""Statistics over seeds and encodings (docs/protocol.md, Statistics): every number the
+tables, figures and report show is computed here, once, and written as tidy CSVs (plus
+metrics.json for `dvc metrics show` and methods.json, the methods in words for captions).
+
+The unit of replication is the training seed. Every model of a grid size plays the same
+evaluation layouts, so an encoding's success is a (seeds x layouts) matrix of 0/1 outcomes and
+both are sources of variation: the intervals come from a two-level bootstrap that resamples the
+seeds of each encoding independently and the shared layouts jointly (scipy.stats.bootstrap over
+index samples). The p-values come from an exact permutation test over seed labels
+(scipy.stats.permutation_test on per-seed success), Holm-adjusted over the primary family: every
+pair of encodings at every grid size at the training context. With few seeds the permutation
+test cannot go low (5 vs 5: p >= 2/252), so the intervals carry the verdict and p_min is written
+beside every p. Success is in percent of episodes; a failed episode counts its steps up to the
+cap; episodes an encoding cannot run (applicable False) stay NaN, never failures.
+
+Outputs in out_dir: training.csv, training_curves.csv, success_by_grid.csv, steps_by_grid.csv,
+context.csv, comparisons.csv, ranking.csv, power.csv, metrics.json, methods.json, and
+attention_maps.json (each encoding's attention averaged over its seeds, for Figure 4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+from scipy import stats as sps
+
+from dtpe import names
+
+STEPS_NOTE = "failed episodes count their steps up to the cap"
+POWER = 0.8
+NO_SCALING = "none"
+# Exact permutation tests enumerate every relabelling up to this many; beyond, they sample.
+MAX_EXACT_PERMUTATIONS = 200_000
+
+
+def methods(sp) -> dict:
+    """The methods in one sentence each, for captions and the report."""
+    return {
+        "unit": "the training seed; every model of a grid size plays the same layouts.",
+        "bootstrap": (
+            f"{100 * (1 - sp.alpha):g} % percentile interval of a two-level bootstrap "
+            f"({sp.bootstrap_resamples} resamples, scipy.stats.bootstrap): the seeds of each "
+            "encoding resampled independently, the shared layouts resampled jointly."
+        ),
+        "permutation": (
+            "two-sided permutation test of the difference of mean success over seed labels "
+            "(scipy.stats.permutation_test, exact up to "
+            f"{MAX_EXACT_PERMUTATIONS} relabellings); p_min is the smallest p the design allows."
+        ),
+        "holm": (
+            "Holm's step-down adjustment over the primary family: every pair of encodings at "
+            "every grid size at the training context."
+        ),
+        "prob_improvement": (
+            "P(a seed of a beats a seed of b), ties counted half: Mann-Whitney U / (n_a n_b)."
+        ),
+        "iqm": "interquartile mean of per-seed success (scipy.stats.trim_mean, 25 %).",
+        "cohens_d": "difference of per-seed mean success over the pooled seed SD (ddof 1).",
+        "ranking": (
+            "per grid size at the training context, encodings ordered by mean success; each "
+            "one's gap to the first with the bootstrap interval of that difference (unadjusted: "
+            "Holm p in the comparisons); the leading group is the first and every encoding whose "
+            "gap interval covers 0 (no group with one seed: the intervals are undefined)."
+        ),
+        "power": (
+            f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
+            "the seeds used, from the pooled seed SD of the grid size."
+        ),
+        "alpha": sp.alpha,
+        "confidence": 1 - sp.alpha,
+        "floor_pct": sp.floor_pct,
+    }
+
+
+def run(
+    params,
+    test_csvs: list[Path],
+    grid_csvs: list[Path],
+    context_csvs: list[Path],
+    metrics_csvs: list[Path],
+    attention_jsons: list[Path],
+    out_dir: Path,
+) -> None:
+    sp, encodings = params.stats, list(params.study.encodings)
+    maps = attention_maps(attention_jsons, encodings)  # a missing file fails before the bootstrap
+    grid = read_episodes(grid_csvs)
+    train_context = int(grid.context.iloc[0])
+    # The context sweep plays the other contexts; the training context's rows are the grid sweep's.
+    context = pd.concat([grid, labelled(read_episodes(context_csvs))], ignore_index=True)
+    labels = encodings + sorted(set(context.encoding) - set(encodings))
+    grid, context = ordered(grid, encodings), ordered(context, labels)
+    rng = np.random.default_rng(sp.seed)
+    comparisons = compare_all(
+        context,
+        [sp.reference] + [e for e in encodings if e != sp.reference],
+        train_context,
+        sp,
+        rng,
+    )
+    success = success_by_grid(grid, sp, rng)
+    epochs = ordered(read_metrics(metrics_csvs), encodings)
+    results = {
+        "training": training(epochs, ordered(read_episodes(test_csvs), encodings)),
+        "training_curves": training_curves(epochs),
+        "success_by_grid": success,
+        "steps_by_grid": steps_by_grid(grid),
+        "context": context_success(context, train_context),
+        "comparisons": comparisons,
+        "ranking": ranking(success, comparisons, train_context),
+        "power": power(grid, success, sp),
+    }
+    out_dir = Path(out_dir)
+    for name, frame in results.items():
+        frame.to_csv(out_dir / f"{name}.csv", index=False)
+    (out_dir / "metrics.json").write_text(json.dumps(metrics(results), indent=2) + "\n")
+    (out_dir / "methods.json").write_text(json.dumps(methods(sp), indent=2) + "\n")
+    (out_dir / "attention_maps.json").write_text(json.dumps(maps) + "\n")
+
+
+# Inputs -----------------------------------------------------------------------------------
+
+
+def read_episodes(paths) -> pd.DataFrame:
+    """One row per evaluation episode, from every model's sweep CSV."""
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
+def attention_maps(paths, encodings: list[str]) -> dict[str, dict]:
+    """Per encoding (in study order), the attention stage's distance decay and final-layer
+    heatmap averaged over its seeds (Figure 4)."""
+    runs = {}
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        runs.setdefault(result["encoding"], []).append(result)
+    return {
+        encoding: {
+            "distance_decay": np.mean([r["distance_decay"] for r in runs[encoding]], 0).tolist(),
+            "heatmap": np.mean([r["heatmap"] for r in runs[encoding]], 0).tolist(),
+            "seeds": len(runs[encoding]),
+        }
+        for encoding in encodings
+        if encoding in runs
+    }
+
+
+def labelled(context: pd.DataFrame) -> pd.DataFrame:
+    """RoPE played with an inference-time scaling is its own entry: `rope+yarn`."""
+    if "rope_scaling" not in context:
+        return context
+    scaled = context.rope_scaling.fillna(NO_SCALING) != NO_SCALING
+    label = context.encoding.where(~scaled, context.encoding + "+" + context.rope_scaling)
+    return context.assign(encoding=label).drop(columns="rope_scaling")
+
+
+def read_metrics(paths) -> pd.DataFrame:
+    """Per-epoch training metrics of every run; encoding and seed come from the run's folder
+    name (dtpe.names), since metrics.csv does not repeat them."""
+    frames = []
+    for path in map(Path, paths):
+        try:
+            variant, seed = names.parse(path.parent.name)
+        except ValueError as e:
+            raise ValueError(f"{path}: its folder: {e}") from None
+        frames.append(pd.read_csv(path).assign(encoding=variant, seed=seed))
+    return pd.concat(frames, ignore_index=True)
+
+
+def ordered(frame: pd.DataFrame, encodings: list[str]) -> pd.DataFrame:
+    """Encodings in params order, so every output lists them as the study does."""
+    unknown = set(frame.encoding) - set(encodings)
+    if unknown:
+        raise ValueError(f"results of encodings not in study.encodings: {sorted(unknown)}")
+    return frame.assign(encoding=pd.Categorical(frame.encoding, categories=encodings))
+
+
+def outcomes(episodes: pd.DataFrame) -> np.ndarray:
+    """(seeds, layouts) success of one encoding on one suite, seeds and layouts sorted."""
+    table = episodes.pivot(index="seed", columns="layout_id", values="success")
+    return table.sort_index().sort_index(axis=1).to_numpy(float)
+
+
+# Summaries --------------------------------------------------------------------------------
+
+
+def over_seeds(per_seed: pd.DataFrame, keys: list[str], columns: list[str]) -> pd.DataFrame:
+    """`{column}_mean`, `{column}_std` over seeds per group of `keys`, and n_seeds."""
+    groups = per_seed.groupby(keys, observed=True)
+    summary = groups[columns].agg(["mean", "std"])
+    summary.columns = [f"{column}_{stat}" for column, stat in summary.columns]
+    return summary.assign(n_seeds=groups.size()).reset_index()
+
+
+def per_seed_success(episodes: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Success % of each seed per group of `keys`; NaN where the encoding could not run."""
+    with_pct = episodes.assign(success_pct=100 * episodes.success)
+    return with_pct.groupby(keys + ["seed"], observed=True).success_pct.mean().reset_index()
+
+
+def training(metrics: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """Final-epoch losses, validation success and overfitting gap per encoding, the final
+    weights' success on the held-out 8x8 test split (also its worst seed), and training time."""
+    final = metrics.sort_values("epoch").groupby(["encoding", "seed"], observed=True).tail(1)
+    seconds = (
+        metrics.groupby(["encoding", "seed"], observed=True).seconds.sum().rename("train_seconds")
+    )
+    test_pct = per_seed_success(test, ["encoding"]).rename(
+        columns={"success_pct": "test_success_pct"}
+    )
+    per_seed = (
+        final.assign(val_success_pct=100 * final.val_success)
+        .join(seconds, on=["encoding", "seed"])
+        .merge(test_pct, on=["encoding", "seed"], how="left")
+    )
+    summary = over_seeds(
+        per_seed,
+        ["encoding"],
+        [
+            "epoch",
+            "train_loss",
+            "val_loss",
+            "val_success_pct",
+            "overfit_gap",
+            "test_success_pct",
+            "train_seconds",
+        ],
+    )
+    worst = (
+        per_seed.groupby("encoding", observed=True)
+        .test_success_pct.min()
+        .rename("test_success_pct_min")
+    )
+    return summary.join(worst, on="encoding")
+
+
+def training_curves(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per encoding and epoch, each training metric's mean and std over seeds."""
+    per_seed = metrics.assign(val_success_pct=100 * metrics.val_success)
+    return over_seeds(
+        per_seed,
+        ["encoding", "epoch"],
+        ["train_loss", "val_loss", "val_success_pct", "overfit_gap"],
+    )
+
+
+def success_by_grid(grid: pd.DataFrame, sp, rng) -> pd.DataFrame:
+    """Mean ± std over seeds, the two-level bootstrap interval of the mean and the IQM of
+    per-seed success, per grid size and encoding."""
+    grid = grid[grid.applicable]
+    summary = over_seeds(
+        per_seed_success(grid, ["grid_size", "encoding"]),
+        ["grid_size", "encoding"],
+        ["success_pct"],
+    )
+    rows = []
+    for row in summary.itertuples():
+        done = outcomes(grid[(grid.grid_size == row.grid_size) & (grid.encoding == row.encoding)])
+        low, high = mean_interval(done, sp, rng)
+        rows.append(
+            {
+                "ci_low_pct": low,
+                "ci_high_pct": high,
+                "iqm_pct": float(sps.trim_mean(100 * done.mean(1), 0.25)),
+                "n_layouts": done.shape[1],
+            }
+        )
+    return pd.concat([summary, pd.DataFrame(rows, index=summary.index)], axis=1)
+
+
+def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
+    """Mean steps per episode, and its ratio to the mean BFS optimum, per seed then over seeds."""
+    per_seed = (
+        grid[grid.applicable]
+        .groupby(["grid_size", "encoding", "seed"], observed=True)[["steps", "optimal_steps"]]
+        .mean()
+        .reset_index()
+    )
+    per_seed["ratio_to_optimal"] = per_seed.steps / per_seed.optimal_steps
+    summary = over_seeds(
+        per_seed, ["grid_size", "encoding"], ["steps", "optimal_steps", "ratio_to_optimal"]
+    )
+    return summary.drop(columns="optimal_steps_std").assign(note=STEPS_NOTE)
+
+
+def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
+    """Success averaged over grid sizes per context; NaN (never 0) where not applicable."""
+    per_grid = per_seed_success(context, ["context", "encoding", "grid_size"])
+    # skipna=False: a context that runs on some grid sizes only must not average those alone.
+    per_seed = (
+        per_grid.groupby(["context", "encoding", "seed"], observed=True)
+        .success_pct.agg(lambda s: s.mean(skipna=False))
+        .reset_index()
+    )
+    summary = over_seeds(per_seed, ["context", "encoding"], ["success_pct"])
+    applicable = context.groupby(["context", "encoding"], observed=True).applicable.all()
+    summary = summary.join(applicable, on=["context", "encoding"])
+    return summary.assign(context_multiple=summary.context / train_context)
+
+
+# Intervals and tests ----------------------------------------------------------------------
+
+
+def _bootstrap(statistic, samples, sp, rng) -> tuple[float, float]:
+    """Percentile interval of `statistic` over independent resamples of each index sample."""
+    result = sps.bootstrap(
+        samples,
+        statistic,
+        n_resamples=sp.bootstrap_resamples,
+        confidence_level=1 - sp.alpha,
+        method="percentile",
+        vectorized=True,
+        paired=False,
+        batch=500,
+        rng=rng,
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _resampled_mean(done: np.ndarray, seeds: np.ndarray, layouts: np.ndarray) -> np.ndarray:
+    """Mean of `done` over resampled seeds (..., s) and layouts (..., l), per resample."""
+    return done[seeds[..., :, None], layouts[..., None, :]].mean((-2, -1))
+
+
+def mean_interval(done: np.ndarray, sp, rng) -> tuple[float, float]:
+    """Two-level bootstrap interval of 100 x the mean of a (seeds, layouts) outcome matrix."""
+    if len(done) < 2:
+        return math.nan, math.nan
+    seeds, layouts = np.arange(done.shape[0]), np.arange(done.shape[1])
+    return _bootstrap(
+        lambda s, lay, axis=-1: 100 * _resampled_mean(done, s, lay), (seeds, layouts), sp, rng
+    )
+
+
+def diff_interval(a: np.ndarray, b: np.ndarray, sp, rng) -> tuple[float, float]:
+    """Two-level bootstrap interval of 100 x (mean a - mean b): the seeds of a and of b each
+    resampled, the layouts (shared, the same columns in a and b) resampled jointly."""
+    if len(a) < 2 or len(b) < 2:
+        return math.nan, math.nan
+    samples = (np.arange(len(a)), np.arange(len(b)), np.arange(a.shape[1]))
+    return _bootstrap(
+        lambda sa, sb, lay, axis=-1: (
+            100 * (_resampled_mean(a, sa, lay) - _resampled_mean(b, sb, lay))
+        ),
+        samples,
+        sp,
+        rng,
+    )
+
+
+def relabellings(n_a: int, n_b: int) -> int:
+    return math.comb(n_a + n_b, n_a)
+
+
+def permutation_p(a: np.ndarray, b: np.ndarray, rng) -> tuple[float, float]:
+    """Two-sided permutation test of mean(a) - mean(b) over seed labels (per-seed success),
+    and the smallest p the design can give."""
+    if len(a) < 2 or len(b) < 2:
+        return math.nan, math.nan  # scipy needs two per group; one seed each tells nothing
+    count = relabellings(len(a), len(b))
+    exact = count <= MAX_EXACT_PERMUTATIONS
+    result = sps.permutation_test(
+        (a, b),
+        lambda x, y, axis=-1: x.mean(axis) - y.mean(axis),
+        permutation_type="independent",
+        n_resamples=np.inf if exact else MAX_EXACT_PERMUTATIONS,
+        alternative="two-sided",
+        vectorized=True,
+        rng=rng,
+    )
+    p_min = min(1.0, 2 / count) if exact else 2 / (MAX_EXACT_PERMUTATIONS + 1)
+    return float(result.pvalue), p_min
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (NaN stays NaN and does not count)."""
+    p = np.asarray(p_values, float)
+    out = np.full_like(p, np.nan)
+    defined = np.flatnonzero(~np.isnan(p))
+    order = defined[np.argsort(p[defined], kind="stable")]
+    m = len(order)
+    steps = (m - np.arange(m)) * p[order]
+    out[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+    return out
+
+
+def prob_improvement(a: np.ndarray, b: np.ndarray) -> float:
+    """P(X_a > X_b) + P(X_a = X_b) / 2 over seeds: the Mann-Whitney U of a over n_a n_b."""
+    return float(sps.mannwhitneyu(a, b).statistic / (len(a) * len(b)))
+
+
+def cohens_d(a, b) -> float:
+    """(mean a - mean b) / pooled std (ddof 1): NaN when undefined (one value per group, or no
+    spread and no difference), ±inf when the groups differ without any spread."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    squares = ((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = np.sqrt(squares / np.float64(len(a) + len(b) - 2))
+        return float(np.float64(a.mean() - b.mean()) / pooled)
+
+
+UNRESOLVED = "no difference resolved"
+"""the verdict of a pair whose interval covers 0"""
+
+
+def verdict(low: float, high: float) -> str:
+    if low > 0:
+        return "a > b"
+    if high < 0:
+        return "a < b"
+    return UNRESOLVED
+
+
+def compare(a: np.ndarray, b: np.ndarray, sp, rng) -> dict:
+    """Two encodings' (seeds, layouts) outcomes on the same layouts."""
+    seeds_a, seeds_b = 100 * a.mean(1), 100 * b.mean(1)
+    low, high = diff_interval(a, b, sp, rng)
+    p, p_min = permutation_p(seeds_a, seeds_b, rng)
+    return {
+        "mean_a_pct": seeds_a.mean(),
+        "mean_b_pct": seeds_b.mean(),
+        "diff_pct": seeds_a.mean() - seeds_b.mean(),
+        "ci_low_pct": low,
+        "ci_high_pct": high,
+        "p_value": p,
+        "p_min": p_min,
+        "prob_improvement": prob_improvement(seeds_a, seeds_b),
+        "cohens_d": cohens_d(seeds_a, seeds_b),
+        "n_seeds_a": len(a),
+        "n_seeds_b": len(b),
+        "n_layouts": a.shape[1],
+        "verdict": verdict(low, high),
+    }
+
+
+def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp, rng):
+    """Every pair of encodings that both ran, at every grid size and context; `first` orders
+    the pairs (the reference encoding is `a` wherever it takes part)."""
+    order = first + [e for e in episodes.encoding.cat.categories if e not in first]
+    runnable = episodes[episodes.applicable]
+    rows = []
+    for (size, context), suite in runnable.groupby(["grid_size", "context"], observed=True):
+        present = [e for e in order if e in set(suite.encoding)]
+        for enc_a, enc_b in itertools.combinations(present, 2):
+            a = outcomes(suite[suite.encoding == enc_a])
+            b = outcomes(suite[suite.encoding == enc_b])
+            rows.append(
+                {
+                    "grid_size": size,
+                    "context": context,
+                    "encoding_a": enc_a,
+                    "encoding_b": enc_b,
+                    **compare(a, b, sp, rng),
+                    "primary": context == train_context,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    frame["p_holm"] = np.nan
+    primary = frame.primary.to_numpy()
+    frame.loc[primary, "p_holm"] = holm(frame.p_value[primary])
+    return frame
+
+
+LEADING, BELOW, UNDEFINED_STANDING = "leading group", "below the first", "undefined (one seed)"
+
+
+def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int) -> pd.DataFrame:
+    """Per grid size, the encodings by mean success (tied means share a rank; the first of them
+    in the study's order is the one gaps are taken to), each with its gap to the first and that
+    gap's interval, read from the pair's comparison."""
+    pairs = comparisons[comparisons.context == train_context]
+    rows = []
+    for size, suite in success.groupby("grid_size", sort=True):
+        order = suite.sort_values("success_pct_mean", ascending=False, kind="stable")
+        ranks = order.success_pct_mean.rank(method="min", ascending=False).astype(int)
+        first = order.encoding.iloc[0]
+        for rank, row in zip(ranks, order.itertuples()):
+            gap, low, high = gap_to(pairs[pairs.grid_size == size], size, first, row.encoding)
+            if row.encoding == first:
+                standing = LEADING
+            elif math.isnan(low):
+                standing = UNDEFINED_STANDING
+            else:
+                standing = BELOW if low > 0 else LEADING
+            rows.append(
+                {
+                    "grid_size": size,
+                    "rank": rank,
+                    "encoding": row.encoding,
+                    "success_pct_mean": row.success_pct_mean,
+                    "ci_low_pct": row.ci_low_pct,
+                    "ci_high_pct": row.ci_high_pct,
+                    "gap_pct": gap,
+                    "gap_ci_low_pct": low,
+                    "gap_ci_high_pct": high,
+                    "standing": standing,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def gap_to(pairs: pd.DataFrame, size: int, first: str, encoding: str) -> tuple[float, float, float]:
+    """first − encoding in points with its interval, whichever way round the pair was
+    compared; no interval for the first itself."""
+    if encoding == first:
+        return 0.0, math.nan, math.nan
+    ab = pairs[(pairs.encoding_a == first) & (pairs.encoding_b == encoding)]
+    ba = pairs[(pairs.encoding_a == encoding) & (pairs.encoding_b == first)]
+    if len(ab):
+        row = ab.iloc[0]
+        return row.diff_pct, row.ci_low_pct, row.ci_high_pct
+    if len(ba):
+        row = ba.iloc[0]
+        return -row.diff_pct, -row.ci_high_pct, -row.ci_low_pct
+    raise ValueError(f"no comparison of {first} and {encoding} on {size}x{size} to rank by")
+
+
+# Power ------------------------------------------------------------------------------------
+
+
+def t_power(diff: float, sd: float, n: int, alpha: float) -> float:
+    """Power of a two-sided two-sample t-test with n per group to detect `diff`."""
+    df = 2 * n - 2
+    shift = diff / (sd * math.sqrt(2 / n))
+    crit = sps.t.ppf(1 - alpha / 2, df)
+    # the far tail underflows to NaN for large shifts, where it is 0
+    far = np.nan_to_num(sps.nct.cdf(-crit, df, shift))
+    return float(sps.nct.sf(crit, df, shift) + far)
+
+
+def detectable(sd: float, n: int, alpha: float) -> float:
+    """The smallest difference (percentage points) detected at POWER with n seeds per group."""
+    if not sd > 0 or n < 2:
+        return math.nan
+    return float(optimize.brentq(lambda d: t_power(d, sd, n, alpha) - POWER, 1e-9, 15 * sd))
+
+
+def seeds_needed(diff: float, sd: float, alpha: float, most: int = 1000) -> float:
+    """The fewest seeds per group that detect `diff` at POWER (the t approximation), also
+    enough for the permutation test's smallest p to fall below alpha."""
+    if not sd > 0:
+        return math.nan
+    for n in range(2, most + 1):
+        if 2 / relabellings(n, n) < alpha and t_power(diff, sd, n, alpha) >= POWER:
+            return float(n)
+    return math.nan
+
+
+def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:
+    """Per grid size: the pooled seed SD across encodings, what the seeds used can detect, the
+    seeds needed for 10 points, and whether the grid tells encodings apart at all."""
+    rows = []
+    for size, rows_n in success.groupby("grid_size"):
+        n = int(rows_n.n_seeds.min())
+        sd = float(np.sqrt(np.nanmean(rows_n.success_pct_std**2))) if n > 1 else math.nan
+        best = float(rows_n.success_pct_mean.max())
+        rows.append(
+            {
+                "grid_size": size,
+                "n_seeds": n,
+                "seed_sd_pct": sd,
+                "mde_pct": detectable(sd, n, sp.alpha),
+                "seeds_for_10pts": seeds_needed(10.0, sd, sp.alpha),
+                "best_pct": best,
+                "informative": best >= sp.floor_pct,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def metrics(results: dict) -> dict:
+    """Headline numbers, flat for `dvc metrics show`; undefined values become null."""
+    flat = {}
+    training = results["training"]
+    for row in training.itertuples():
+        flat[f"test_success_{row.encoding}"] = row.test_success_pct_mean
+    flat["test_success_pooled"] = float(
+        np.average(training.test_success_pct_mean, weights=training.n_seeds)
+    )
+    flat["test_success_min"] = float(training.test_success_pct_min.min())
+    for row in results["success_by_grid"].itertuples():
+        flat[f"success_{row.encoding}_N{row.grid_size}"] = row.success_pct_mean
+    for row in results["comparisons"][results["comparisons"].primary].itertuples():
+        key = f"{row.encoding_a}_vs_{row.encoding_b}_N{row.grid_size}"
+        flat[f"diff_{key}"] = row.diff_pct
+        flat[f"p_holm_{key}"] = row.p_holm
+    return {key: float(value) if np.isfinite(value) else None for key, value in flat.items()}

@@ -1,0 +1,137 @@
+"""Episode animations: per grid size one GIF (figures/episodes/N{size}.gif), a row per encoding,
+its representative success beside its representative failure, all from the first seed's model.
+
+Representative: the success is the solved layout whose step count is the (lower) median of that
+model's solved layouts (a typical solution, lowest layout id on ties); the failure is its failed
+layout with the lowest id: the suite's layouts are independent random draws, so that is a random
+failure, not one picked for how it looks. A panel says so where the model has none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from PIL import Image, ImageDraw, ImageFont
+
+from dtpe.names import model_name
+from dtpe.steps import dataset
+from dtpe.world import env
+from dtpe.world.maze import render
+
+KINDS = ("success", "failure")
+FPS = 6
+HOLD = 2 * FPS
+"""frames the last state stays on screen before the GIF loops"""
+
+
+FOLDER = "episodes"
+MARGIN, TITLE, HEADER, FONT_SIZE, MIN_SIDE = 6, 26, 16, 10, 120
+"""pixels: between panels, above each panel (its two-line title), above all (the heading); font
+size; the least side of a panel (small grids are scaled up by whole cells so titles fit)"""
+BACKGROUND, INK, PATH, EMPTY_PANEL = (255, 255, 255), (0, 0, 0), (214, 39, 40), (235, 235, 235)
+PALETTE = Image.new("P", (1, 1))
+PALETTE.putpalette([c for rgb in [*map(tuple, env.COLOURS), INK, PATH, EMPTY_PANEL] for c in rgb])
+"""every colour a frame holds (cells, text, path, an empty panel): frames map onto it exactly"""
+
+
+def gif_name(size: int) -> str:
+    return f"N{size}.gif"
+
+
+def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, str], int | None]:
+    """{(encoding, "success" | "failure"): layout id, or None where the first seed's model has
+    no such episode on this grid size}. grid: explorer.read_grid's rows."""
+    seed = params.study.seeds[0]
+    picked = {}
+    for e in params.study.encodings:
+        rows = grid[(grid.model == model_name(e, seed)) & (grid.grid_size == size)]
+        won = rows[rows.success == 1].sort_values(["steps", "layout_id"])
+        lost = rows[rows.success == 0].sort_values("layout_id")
+        picked[e, "success"] = int(won.layout_id.iloc[(len(won) - 1) // 2]) if len(won) else None
+        picked[e, "failure"] = int(lost.layout_id.iloc[0]) if len(lost) else None
+    return picked
+
+
+def frame(grid: np.ndarray, ep, t: int) -> np.ndarray:
+    """The rgb picture after t actions (the agent where the replay puts it)."""
+    obs = render(grid[None], ep.replay.cells[t][None], ep.replay.has_key[t : t + 1])[0]
+    return env.rgb(obs)
+
+
+def title(ep, encoding: str, kind: str) -> str:
+    """Two lines: the encoding, then what the episode does."""
+    if ep is None:
+        return f"{encoding}\nno {kind}"
+    if ep.row["success"]:
+        return f"{encoding}\n{ep.row['steps']} steps (opt. {ep.row['optimal']})"
+    loop = "" if ep.loop is None else f", loops at {ep.loop}"
+    return f"{encoding}\nfails{loop}"
+
+
+def draw_panel(image, panel, t: int, scale: int) -> None:
+    """One episode's maze after step t, with its path so far, at the panel's corner."""
+    ep, grid, (x, y), _ = panel
+    cells = frame(grid, ep, t).repeat(scale, 0).repeat(scale, 1)
+    image.paste(Image.fromarray(cells), (x, y))
+    centre = (ep.replay.cells[: t + 1] + 0.5) * env.CELL_PIXELS * scale  # (t + 1, 2) row, col
+    if t:
+        ImageDraw.Draw(image).line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
+
+
+def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
+    """One grid size's GIF. picked: {(size, encoding, kind): explorer.Episode or None}.
+    Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
+    cost ~0.3 s a frame, most of the explore step."""
+    lay, _ = dataset.load_suite(data_dir, size)
+    encodings = params.study.encodings
+    scale = -(-MIN_SIDE // (size * env.CELL_PIXELS))
+    side = size * env.CELL_PIXELS * scale
+    font = ImageFont.load_default(size=FONT_SIZE)
+    panels = []
+    for i, e in enumerate(encodings):
+        for j, kind in enumerate(KINDS):
+            ep = picked[size, e, kind]
+            corner = (MARGIN + j * (side + MARGIN), HEADER + i * (side + TITLE) + TITLE)
+            grid = None if ep is None else lay.grid[np.flatnonzero(lay.ids == ep.layout)[0]]
+            panels.append((ep, grid, corner, title(ep, e, kind)))
+    width = MARGIN + 2 * (side + MARGIN)
+    canvas = Image.new(
+        "RGB", (width, HEADER + len(encodings) * (side + TITLE) + MARGIN), BACKGROUND
+    )
+    draw = ImageDraw.Draw(canvas)
+    draw.fontmode = "1"  # no antialiasing: the GIF's palette stays the few colours drawn
+    draw.text(
+        (MARGIN, 2),
+        f"{size}x{size}, seed {params.study.seeds[0]}: success | failure",
+        fill=INK,
+        font=font,
+    )
+    for ep, grid, (x, y), text in panels:
+        draw.text((x, y - TITLE + 1), text, fill=INK, font=font, spacing=1)
+        # the frame marks the maze's border, whose cells are as white as the page
+        draw.rectangle((x - 1, y - 1, x + side, y + side), fill=EMPTY_PANEL, outline=INK)
+    live = [p for p in panels if p[0] is not None]
+    steps = max((ep.row["steps"] for ep, *_ in live), default=0)
+    frames = []
+    for f in range(steps + 1):
+        image = canvas.copy()
+        for panel in live:
+            draw_panel(image, panel, f, scale)
+        # a finished episode's panel stays as it is: drawn once into the canvas, then left
+        for panel in [p for p in live if p[0].row["steps"] == f]:
+            draw_panel(canvas, panel, f, scale)
+        live = [p for p in live if p[0].row["steps"] > f]
+        frames.append(image.quantize(palette=PALETTE, dither=Image.Dither.NONE))
+    frames += [frames[-1]] * HOLD
+    path = out / FOLDER / gif_name(size)
+    frames[0].save(
+        path, save_all=True, append_images=frames[1:], duration=1000 // FPS, loop=0, optimize=False
+    )
+    return path
+
+
+def write_all(params, data_dir: Path, picked: dict, out: Path) -> list[Path]:
+    (out / FOLDER).mkdir(parents=True, exist_ok=True)
+    return [write(params, data_dir, picked, n, out) for n in params.data.suite_sizes]

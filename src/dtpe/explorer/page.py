@@ -1,0 +1,121 @@
+"""The explorer's page: explorer_page.html (vanilla JS, no library, no network) with the episodes
+embedded as one gzip + base64 blob that the browser unpacks with its own DecompressionStream.
+
+The blob is a 4-byte little-endian length, that many bytes of JSON (models, layouts, episodes),
+then the binary part: per episode, at its `off`, the action probabilities (steps x 4 bytes,
+p * 255) and then, step by step, the attention of the step's state token over its window's
+3w - 1 tokens, layer by layer and head by head, one byte each holding round(sqrt(a) * 15):
+16 levels whose square root scale keeps weights as small as 1/225 visible.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import struct
+from importlib import resources
+
+import numpy as np
+
+from dtpe.steps import dataset
+from dtpe.world.maze import ACTION_NAMES
+
+DATA_MARK = "@@EPISODES@@"
+TEXT_MARK = "@@SELECTION@@"
+ATTENTION_LEVELS = 15
+"""attention bytes run 0..ATTENTION_LEVELS on a square-root scale"""
+
+
+def quantize_attention(rows: list[np.ndarray]) -> np.ndarray:
+    """Per-step (L, H, 3w - 1) attention rows -> one uint8 array, step by step."""
+    if not rows:
+        return np.zeros(0, np.uint8)
+    flat = np.concatenate([r.ravel() for r in rows]).clip(0, 1)
+    return np.round(np.sqrt(flat) * ATTENTION_LEVELS).astype(np.uint8)
+
+
+def episode_record(ep, model_index: int, offset: int) -> tuple[dict, bytes]:
+    """(the episode's JSON record, its binary part) for an explorer.Episode."""
+    n, rep = ep.size, ep.replay
+    keyed = np.flatnonzero(rep.has_key)
+    probs = np.round(np.asarray(ep.played["probs"]).clip(0, 1) * 255).astype(np.uint8)
+    binary = probs.tobytes() + quantize_attention(ep.attention).tobytes()
+    record = {
+        "m": model_index,
+        "size": n,
+        "layout": ep.layout,
+        "success": ep.row["success"],
+        "steps": ep.row["steps"],
+        "optimal": ep.row["optimal"],
+        "loop": ep.loop,
+        "key": int(keyed[0]) if len(keyed) else None,
+        "actions": "".join(str(int(a)) for a in ep.played["actions"]),
+        "rtg": np.round(rep.rtg.astype(float), 4).tolist(),
+        "cells": (rep.cells[:, 0] * n + rep.cells[:, 1]).tolist(),
+        "off": offset,
+    }
+    return record, binary
+
+
+def layouts_json(data_dir, episodes) -> dict:
+    """{size: {layout id: {grid: row-major codes as one string, start: row * N + col}}} of the
+    layouts the episodes play."""
+    out = {}
+    for n in sorted({ep.size for ep in episodes}):
+        lay, _ = dataset.load_suite(data_dir, n)
+        out[str(n)] = {}
+        for i in sorted({ep.layout for ep in episodes if ep.size == n}):
+            (j,) = np.flatnonzero(lay.ids == i)
+            out[str(n)][str(i)] = {
+                "grid": "".join(map(str, lay.grid[j].ravel())),
+                "start": int(lay.start[j, 0] * n + lay.start[j, 1]),
+            }
+    return out
+
+
+def blob(params, data_dir, models: list[dict], episodes, shape: tuple[int, int]) -> bytes:
+    """The page's data, uncompressed. models: [{name, k, t, seed}]; shape: (layers, heads)."""
+    index = {m["name"]: i for i, m in enumerate(models)}
+    records, parts, offset = [], [], 0
+    for ep in episodes:
+        record, binary = episode_record(ep, index[ep.model], offset)
+        records.append(record)
+        parts.append(binary)
+        offset += len(binary)
+    head = {
+        "models": models,
+        "sizes": list(params.data.suite_sizes),
+        "context": params.model.context,
+        "target_return": params.evaluate.target_return,
+        "cap_factor": params.env.cap_factor,
+        "layers": shape[0],
+        "heads": shape[1],
+        "levels": ATTENTION_LEVELS,
+        "actions": list(ACTION_NAMES),
+        "layouts": layouts_json(data_dir, episodes),
+        "episodes": records,
+    }
+    text = json.dumps(head, separators=(",", ":")).encode()
+    return struct.pack("<I", len(text)) + text + b"".join(parts)
+
+
+def pack(raw: bytes) -> str:
+    """gzip (no timestamp, so a rerun writes the same bytes) then base64."""
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode()
+
+
+def unpack(page: str) -> tuple[dict, bytes]:
+    """(JSON part, binary part) of the data embedded in a written page: what the browser reads."""
+    start = page.index('id="episodes">') + len('id="episodes">')
+    raw = gzip.decompress(base64.b64decode(page[start : page.index("</script>", start)].strip()))
+    (length,) = struct.unpack("<I", raw[:4])
+    return json.loads(raw[4 : 4 + length]), raw[4 + length :]
+
+
+def write(path, selection: str, raw: bytes) -> int:
+    """Writes the page with its selection note and data; returns its size in bytes."""
+    template = resources.files("dtpe").joinpath("explorer", "page.html").read_text()
+    page = template.replace(TEXT_MARK, selection).replace(DATA_MARK, pack(raw))
+    path.write_text(page)
+    return len(page.encode())

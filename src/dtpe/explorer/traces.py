@@ -1,0 +1,183 @@
+"""Episodes of the evaluation replayed step by step, for the explorer and the animations.
+
+`play` runs a suite exactly as `evaluate.suite_rows` does (the same batches of
+evaluate.batch_size, the same lockstep rollout) with `trace=True`, so each episode's actions are
+the evaluation's own. `replay` steps one layout's maze with those actions to recover what the
+model saw: states, cells, the key, the return-to-go. `attention` teacher-forces each step's
+window through the model and keeps every layer's attention of that step's state token.
+"""
+
+from __future__ import annotations
+
+import inspect
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dtpe.model.transformer import TOKENS_PER_STEP
+from dtpe.steps import evaluate
+from dtpe.world.maze import BatchedMaze, Layouts
+
+
+def play(model, lay: Layouts, params, wanted: np.ndarray) -> dict[int, dict]:
+    """Traced episodes of the suite's layouts whose ids are in `wanted`: {layout_id: {success,
+    steps, actions (steps,), probs (steps, 4)}}. Only the batches holding a wanted layout run;
+    each runs whole, as in the evaluation."""
+    ev, context = params.evaluate, params.model.context
+    out = {}
+    for i in range(0, len(lay), ev.batch_size):
+        batch = lay.subset(slice(i, i + ev.batch_size))
+        if not np.isin(batch.ids, wanted).any():
+            continue
+        run = evaluate.rollout(
+            model, batch, params.env, context, ev.target_return, ev.precision, trace=True
+        )
+        for j in np.flatnonzero(np.isin(batch.ids, wanted)):
+            steps = int(run["steps"][j])
+            out[int(batch.ids[j])] = {
+                "success": bool(run["success"][j]),
+                "steps": steps,
+                "actions": run["actions"][j, :steps],
+                "probs": run["probs"][j, :steps],
+            }
+    return out
+
+
+@dataclass
+class Replay:
+    """One episode stepped again from its actions. T = steps."""
+
+    states: np.ndarray
+    """(T, N, N) uint8, the observation before each action"""
+    cells: np.ndarray
+    """(T + 1, 2) int64, the agent's (row, col) before each action and after the last"""
+    has_key: np.ndarray
+    """(T + 1,) bool, whether the agent holds the key at those moments"""
+    rtg: np.ndarray
+    """(T,) float32, the return-to-go the model was given before each action"""
+    success: bool
+    """whether the last action reached the goal"""
+
+
+def replay(lay: Layouts, actions: np.ndarray, env, target_return: float) -> Replay:
+    """Steps layout `lay` (one layout) with `actions`; the return-to-go falls by each reward in
+    float32, as in the rollout."""
+    if len(lay) != 1:
+        raise ValueError(f"replay takes one layout, got {len(lay)}")
+    maze = BatchedMaze(lay, env.cap(lay.size), env.step_reward, env.goal_reward)
+    obs = maze.reset()
+    states, cells, keys, rtg = [], [maze.pos[0].copy()], [bool(maze.has_key[0])], []
+    current = torch.tensor([float(target_return)])
+    for action in actions:
+        if maze.done[0]:
+            raise ValueError(f"the episode ended after {len(states)} of {len(actions)} actions")
+        states.append(obs[0])
+        rtg.append(float(current[0]))
+        obs, reward, _, _ = maze.step(np.array([action]))
+        current -= torch.from_numpy(reward.astype(np.float32))
+        cells.append(maze.pos[0].copy())
+        keys.append(bool(maze.has_key[0]))
+    return Replay(
+        states=np.stack(states) if states else np.zeros((0, lay.size, lay.size), np.uint8),
+        cells=np.stack(cells),
+        has_key=np.array(keys),
+        rtg=np.array(rtg, dtype=np.float32),
+        success=bool(maze.success[0]),
+    )
+
+
+def loop_step(cells: np.ndarray, has_key: np.ndarray) -> int | None:
+    """The first step (1-based: after that many actions) whose state (cell, holds key) was
+    already visited, a bump into a wall included; None if the episode never revisits one. A
+    shortest path never does, so this is where the agent started to go round."""
+    seen = set()
+    for t, (cell, key) in enumerate(zip(map(tuple, cells), has_key)):
+        if (cell, key) in seen:
+            return t
+        seen.add((cell, key))
+    return None
+
+
+def _attention_modules(model) -> list[torch.nn.Module]:
+    """Each block's self-attention, in order: the innermost modules that take `need_weights`
+    (a block passes it on to its attention)."""
+    found = [
+        m for m in model.modules() if "need_weights" in inspect.signature(m.forward).parameters
+    ]
+    return [m for m in found if not any(n is not m for n in m.modules() if n in found)]
+
+
+@contextmanager
+def every_layer_attention(model):
+    """Within the block, `model.forward(..., need_attention=True)` also records every layer's
+    attention weights (B, H, Tq, Tk) in the yielded list, in layer order. Read-only: the
+    hooks ask each layer for the weights that the forward pass already computes for its last
+    layer, on the same path, and keep them."""
+    kept, handles = [], []
+
+    def ask(module, args, kwargs):
+        bound = inspect.signature(module.forward).bind(*args, **kwargs)
+        bound.arguments["need_weights"] = True
+        return bound.args, bound.kwargs
+
+    def keep(module, args, kwargs, output):
+        kept.append(output[1])
+
+    for module in _attention_modules(model):
+        handles.append(module.register_forward_pre_hook(ask, with_kwargs=True))
+        handles.append(module.register_forward_hook(keep, with_kwargs=True))
+    try:
+        yield kept
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@torch.no_grad()
+def layer_attention(model, rtg, state_emb, actions, timesteps):
+    """The model's own forward pass on windows whose k start at 0: (logits (B, T, 4),
+    [L x (B, H, 3T, 3T)])."""
+    with every_layer_attention(model) as weights:
+        logits, _ = model(rtg, state_emb, actions, timesteps, need_attention=True)
+    return logits, list(weights)
+
+
+@torch.no_grad()
+def attention(model, rep: Replay, actions: np.ndarray, context: int):
+    """Teacher-forces the episode: returns (rows, logits). rows[t] (L, H, 3w - 1) float32 is the
+    attention of step t's state token over the tokens of its window (w = min(t + 1, context)
+    timesteps, from R of its first step to itself) in every layer and head; logits (T, 4) are
+    the model's at each step's state token.
+
+    The window is what the rollout gave the model at step t: the last `context` timesteps,
+    k = 0..w-1. While the window grows (t < context) it is a prefix of the first window, and a
+    causal model's rows for its state tokens are those of that window: one pass gives them all.
+    """
+    steps = len(actions)
+    dev = next(model.parameters()).device
+    states = model.encode_states(torch.from_numpy(rep.states).to(dev))  # (T, D)
+    rtg = torch.from_numpy(rep.rtg).to(dev)
+    acts = torch.from_numpy(np.asarray(actions, dtype=np.int64)).to(dev)
+    times = torch.arange(steps, device=dev)
+    rows, logits = [], []
+    first = min(steps, context)
+    out, weights = layer_attention(
+        model, rtg[None, :first], states[None, :first], acts[None, :first], times[None, :first]
+    )
+    logits.append(out[0])
+    w = torch.stack(weights, 1)[0]  # (L, H, 3F, 3F)
+    for t in range(first):
+        q = TOKENS_PER_STEP * t + 1  # step t's state token
+        rows.append(w[:, :, q, : q + 1].cpu().numpy())
+    if steps > context:
+        # Sliding windows: one per later step, each re-indexed from k = 0, run as one batch.
+        idx = torch.arange(context, steps, device=dev)[:, None] - context + 1
+        idx = idx + torch.arange(context, device=dev)  # (S, K) timesteps of each window
+        out, weights = layer_attention(model, rtg[idx], states[idx], acts[idx], times[idx])
+        logits.append(out[:, -1])
+        w = torch.stack(weights, 1)  # (S, L, H, 3K, 3K)
+        q = TOKENS_PER_STEP * (context - 1) + 1
+        rows.extend(w[:, :, :, q, : q + 1].cpu().numpy())
+    return rows, torch.cat(logits).float().cpu().numpy()

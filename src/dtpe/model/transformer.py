@@ -1,0 +1,266 @@
+"""The Decision Transformer (docs/protocol.md, Model).
+
+Tokens per timestep: (RTG, state, action), so a window of T timesteps is 3T tokens. Each token
+has two positions, each with its own encoding (encodings/): its global episode timestep t (the
+t encoding adds to the tokens; the study's is sinusoidal) and the local index k of its timestep
+inside the window (0..T-1, shared by the step's three tokens; the k encoding adds to the tokens,
+rotates queries and keys, or biases the attention logits). Windows are aligned at their first
+timestep (k = 0) and padded at the end: with a causal mask, real tokens never see the padding,
+so no padding mask is needed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dtpe import params
+from dtpe.model import encodings, state_encoders
+from dtpe.world.maze import N_ACTIONS
+
+TOKENS_PER_STEP = 3
+
+
+@dataclass(frozen=True)
+class ModelConfig(params.Model):
+    """The `model` params (one definition: params.Model) and the variant they build."""
+
+    encoding: str
+    """the variant: `<k>` or `<k>-t_<t>` (encodings.variant reads it)"""
+
+    @classmethod
+    def from_params(cls, model_params: params.Model, encoding: str) -> "ModelConfig":
+        return cls(**asdict(model_params), encoding=encoding)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.dropout = cfg.n_heads, cfg.attention_dropout
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+
+    def forward(
+        self,
+        x,
+        positions,
+        encoding,
+        need_weights=False,
+        cache: "LayerCache | None" = None,
+        keep: slice | None = None,
+    ):
+        """keep: the tokens whose outputs are wanted (all if None); every token still gives its
+        key and value."""
+        b, t, d = x.shape
+        q, k, v = (
+            self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        )  # (B, H, T, dh) each
+        q, k = encoding.rotate(q, k, positions)
+        key_positions = positions
+        if cache is not None:
+            k, v = cache.extend(k, v)
+            key_positions = cache.key_positions()
+        total = k.shape[2]
+        at = torch.arange(
+            total - t, total, device=x.device
+        )  # the queries' places among the keys (cached first)
+        query_positions = positions
+        if keep is not None:
+            q, at, query_positions = q[:, :, keep], at[keep], positions[keep]
+        bias = encoding.bias(query_positions, key_positions)  # (H, queries, total) or None
+        weights = None
+        dropout = self.dropout if self.training else 0.0
+        if len(at) == total and not need_weights and bias is None:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
+        else:
+            causal = at[:, None] >= torch.arange(total, device=x.device)  # (queries, total)
+            if need_weights:
+                scores = (q @ k.transpose(-1, -2)) / math.sqrt(
+                    q.shape[-1]
+                )  # (B, H, queries, total)
+                if bias is not None:
+                    scores = scores.float() + bias
+                weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
+                out = weights.to(v.dtype) @ v
+            elif bias is None:
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal, dropout_p=dropout)
+            else:
+                # SDPA adds a float mask to the scaled scores: the bias, -inf where causal hides
+                mask = bias.to(q.dtype).masked_fill(~causal, float("-inf"))
+                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+        return self.proj(out.transpose(1, 2).reshape(b, len(at), d)), weights
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm: x + attn(ln(x)), then x + ffn(ln(x))."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.attn = SelfAttention(cfg)
+        self.ffn = nn.Sequential(
+            nn.Linear(cfg.d_model, cfg.ffn_mult * cfg.d_model),
+            nn.GELU(),
+            nn.Linear(cfg.ffn_mult * cfg.d_model, cfg.d_model),
+            nn.Dropout(cfg.dropout),
+        )
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(
+        self, x, positions, encoding, need_weights=False, cache=None, keep: slice | None = None
+    ):
+        a, weights = self.attn(self.ln1(x), positions, encoding, need_weights, cache, keep)
+        x = (x if keep is None else x[:, keep]) + self.drop(a)
+        return x + self.ffn(self.ln2(x)), weights
+
+
+class DecisionTransformer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        variant = encodings.variant(cfg.encoding)
+        self.encoding = encodings.create("k", variant.k, cfg)
+        """the k encoding (evaluation checks it can reach a context)"""
+        self.t_encoding = encodings.create("t", variant.t, cfg)
+        self.state_encoder = state_encoders.create(cfg)
+        self.rtg = nn.Linear(1, cfg.d_model)
+        self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
+        # Unit-amplitude sinusoids of t (and of k) would drown the small content embeddings
+        # and the model would first have to learn to scale them up: normalizing the content
+        # first keeps content and position on the same scale from the start.
+        self.embed_ln = nn.LayerNorm(cfg.d_model)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, N_ACTIONS)
+
+    def for_context(self, context: int, scaling: str = "none") -> None:
+        """Prepares the k encoding for windows of `context` timesteps with the inference-time
+        `scaling` ("none", or one of rope's and xpos's: at the training context they are
+        unchanged); raises NotApplicable where the k encoding has no such scaling. The context
+        bounds k only: t encodings have no scaling."""
+        self.encoding.for_context(context, scaling)
+
+    def encode_states(self, states: torch.Tensor) -> torch.Tensor:
+        """(..., N, N) grids -> (..., D); evaluation encodes each state once and keeps it."""
+        return self.state_encoder(states)
+
+    def embed(self, rtg, state_emb, actions, timesteps, k_offset: int = 0):
+        """The window's tokens (B, 3T, D) with their positions k (3T,)."""
+        b, t, d = state_emb.shape
+        self.encoding.check(torch.tensor([k_offset + t - 1]))
+        tokens = self.embed_ln(
+            torch.stack(
+                [self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)],
+                2,
+            )
+        )  # (B, T, 3, D)
+        tokens = self.t_encoding.add_to_input(tokens, timesteps[..., None])
+        x = tokens.reshape(b, TOKENS_PER_STEP * t, d)  # (B, 3T, D)
+        positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(
+            TOKENS_PER_STEP
+        )  # (3T,)
+        return self.drop(self.encoding.add_to_input(x, positions)), positions
+
+    def forward(
+        self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False
+    ):
+        """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
+        Returns action logits (B, T, 4), read at each state token, and, if asked, the final
+        layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
+        x, positions = self.embed(rtg, state_emb, actions, timesteps, k_offset)
+        states = slice(1, None, TOKENS_PER_STEP)
+        *inner, last = self.blocks
+        for block in inner:
+            x, _ = block(x, positions, self.encoding)
+        # The last layer's RTG and action tokens feed no later layer and no logit: it runs the
+        # state tokens' queries alone, unless its whole attention map is asked for.
+        x, weights = last(
+            x, positions, self.encoding, need_attention, keep=None if need_attention else states
+        )
+        logits = self.head(
+            self.ln_f(x[:, states] if need_attention else x)
+        )  # state tokens, (B, T, 4)
+        return (logits, weights) if need_attention else logits
+
+    def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
+        """Logits (B, 4) of the action at the window's last state token, for a window whose k
+        start at 0 (the window's last action is not yet chosen: a placeholder no state token
+        sees). With a cache, only the tokens after the cached ones run through the blocks,
+        which is exact as long as every cached token keeps its k, i.e. while the window grows."""
+        first = (
+            0 if cache is None else cache.tokens // TOKENS_PER_STEP
+        )  # first timestep not wholly cached
+        x, positions = self.embed(
+            rtg[:, first:], state_emb[:, first:], actions[:, first:], timesteps[:, first:], first
+        )
+        skip = 0 if cache is None else cache.tokens - TOKENS_PER_STEP * first
+        x, positions = x[:, skip:-1], positions[skip:-1]
+        new_tokens = x.shape[1]
+        if cache is not None:
+            cache.place(positions)
+        # The last layer's other tokens feed no later layer: only their keys and values count.
+        for i, block in enumerate(self.blocks):
+            x, _ = block(
+                x,
+                positions,
+                self.encoding,
+                cache=None if cache is None else cache.layer(i),
+                keep=slice(-1, None) if i == len(self.blocks) - 1 else None,
+            )
+        if cache is not None:
+            cache.tokens += new_tokens
+        return self.head(self.ln_f(x[:, -1]))
+
+
+class KVCache:
+    """Keys and values of the tokens already run, per layer, for the `rows` of a batch that are
+    still playing: an episode's step then costs its new tokens, not its whole window."""
+
+    def __init__(self, n_layers: int, batch: int, max_tokens: int):
+        self.keys: list[torch.Tensor | None] = [None] * n_layers
+        self.values: list[torch.Tensor | None] = [None] * n_layers
+        self.batch, self.max_tokens, self.tokens = batch, max_tokens, 0
+        self.rows = torch.arange(batch)
+        self.positions: torch.Tensor | None = None
+        """k of every token run so far and of the ones being run (an attention bias needs the
+        keys' positions), shared by the rows"""
+
+    def place(self, positions: torch.Tensor) -> None:
+        """Records the k of the tokens about to run after the `tokens` cached ones."""
+        kept = self.positions[: self.tokens] if self.positions is not None else positions[:0]
+        self.positions = torch.cat([kept, positions])
+
+    def layer(self, i: int) -> "LayerCache":
+        return LayerCache(self, i)
+
+
+class LayerCache:
+    """Layer i's share of a KVCache, handed to that layer's attention. The tensors are made at
+    the first call, where the heads' shape and the dtype (autocast's) are known."""
+
+    def __init__(self, cache: KVCache, i: int):
+        self.cache, self.i = cache, i
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor):
+        """Store k, v (rows, H, new, dh) after the cached tokens; return all of them so far."""
+        c, i = self.cache, self.i
+        if c.keys[i] is None:
+            shape = (c.batch, k.shape[1], c.max_tokens, k.shape[3])
+            c.keys[i], c.values[i] = k.new_zeros(shape), v.new_zeros(shape)
+        end = c.tokens + k.shape[2]
+        c.keys[i][c.rows, :, c.tokens : end] = k
+        c.values[i][c.rows, :, c.tokens : end] = v
+        return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
+
+    def key_positions(self) -> torch.Tensor:
+        """k of every key `extend` returned."""
+        return self.cache.positions
+
+
+def device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

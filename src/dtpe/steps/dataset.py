@@ -1,0 +1,207 @@
+"""Training episodes and evaluation suites, and their on-disk format.
+
+Episodes file (safetensors, one per split, `data/{train,val,test}.safetensors`): the episodes'
+steps concatenated, with offsets to cut them apart.
+  states   (T, N, N) uint8   observation before each action
+  actions  (T,) uint8        action taken
+  expert_actions (T,) uint8  the BFS plan's action in the same state (= actions off detours)
+  rewards  (T,) float32
+  rtg      (T,) float32      return-to-go: sum of this and all later rewards
+  timesteps (T,) int32       t inside the episode, 0..L-1
+  offsets  (E+1,) int64      episode e is steps offsets[e]:offsets[e+1]
+  layout_id (E,) int64       the layout's index in the generator's output
+                             (row e of grid is episode e's layout)
+  optimal  (E,) uint8        1 if the episode follows the BFS plan, 0 if it took detours
+  success  (E,) uint8        1 if it reached the goal (else truncated at the cap)
+  grid, start, optimal_steps: the episodes' layouts, as in a suite file
+Suite file (`data/suites/N{size}.safetensors`): grid (L, N, N) uint8, start (L, 2) int64,
+optimal_steps (L,) int64, layout_id (L,) int64.
+
+safetensors files are byte-deterministic (no timestamps, sorted header), unlike npz.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+from dtpe.params import Params, split_sizes
+from dtpe.world import layouts as layout_family
+from dtpe.world.maze import N_ACTIONS, BatchedMaze, Layouts
+from dtpe.world.planner import CostToGo
+
+SPLITS = ("train", "val", "test")
+STEP_ARRAYS = ("states", "actions", "expert_actions", "rewards", "rtg", "timesteps")
+
+
+class DataError(RuntimeError):
+    """A missing or malformed data file."""
+
+
+def rollout_episodes(lay: Layouts, optimal: np.ndarray, detour_prob: float, env, rng) -> dict:
+    """Plays one episode per layout in lockstep: the BFS policy, drawing among the optimal
+    moves at random, with random moves at `detour_prob` per step in the episodes where
+    `optimal` is False."""
+    ctg = CostToGo(lay)
+    maze = BatchedMaze(lay, env.cap(lay.size), env.step_reward, env.goal_reward)
+    which = np.arange(len(lay))
+    obs = maze.reset()
+    states, actions, experts, rewards, alive = [], [], [], [], []
+    while not maze.done.all():
+        expert = ctg.optimal_action(maze.pos, maze.has_key, which, rng)
+        detour = ~optimal & (rng.random(len(lay)) < detour_prob)
+        action = np.where(detour, rng.integers(0, N_ACTIONS, len(lay)), expert)
+        alive.append(~maze.done)
+        states.append(obs)
+        actions.append(action)
+        experts.append(expert)
+        obs, reward, _, _ = maze.step(action)
+        rewards.append(reward)
+    alive = np.stack(alive, 1)  # (E, Tmax)
+    lengths = alive.sum(1)
+    order = np.nonzero(alive)  # episode-major order of real steps
+    rewards = np.stack(rewards, 1).astype(np.float32)
+    rtg = np.flip(np.cumsum(np.flip(rewards, 1), 1), 1)
+    return {
+        "states": np.stack(states, 1)[order].astype(np.uint8),
+        "actions": np.stack(actions, 1)[order].astype(np.uint8),
+        "expert_actions": np.stack(experts, 1)[order].astype(np.uint8),
+        "rewards": rewards[order],
+        "rtg": np.ascontiguousarray(rtg)[order].astype(np.float32),
+        "timesteps": order[1].astype(np.int32),
+        "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        "optimal": optimal.astype(np.uint8),
+        "success": maze.success.astype(np.uint8),
+        "optimal_steps": ctg.steps(lay.start, np.zeros(len(lay), bool), which).astype(np.int64),
+    }
+
+
+def layout_arrays(lay: Layouts, optimal_steps: np.ndarray) -> dict:
+    return {
+        "grid": lay.grid,
+        "start": lay.start,
+        "layout_id": lay.ids,
+        "optimal_steps": optimal_steps,
+    }
+
+
+def build(params: Params, out_dir: Path) -> dict:
+    """Writes the three episode splits and the evaluation suites; returns the summary."""
+    d, env = params.data, params.env
+    rng = np.random.default_rng(d.seed)
+    lay = layout_family.generate(d.train_size, d.episodes, rng, env.wall_density)
+    optimal = np.zeros(d.episodes, dtype=bool)
+    optimal[rng.permutation(d.episodes)[: round(d.optimal_fraction * d.episodes)]] = True
+    episodes = rollout_episodes(lay, optimal, d.detour_prob, env, rng)
+
+    counts = split_sizes(d.episodes, d.split)
+    order = rng.permutation(d.episodes)
+    bounds = np.cumsum([0] + [counts[s] for s in SPLITS])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = {"train_size": d.train_size, "splits": {}, "suites": {}}
+    for name, lo, hi in zip(SPLITS, bounds[:-1], bounds[1:]):
+        part = np.sort(order[lo:hi])
+        arrays = select_episodes(episodes, part)
+        arrays.update(
+            {"grid": lay.grid[part], "start": lay.start[part], "layout_id": lay.ids[part]}
+        )
+        save_file(
+            arrays, str(out_dir / f"{name}.safetensors"), metadata={"size": str(d.train_size)}
+        )
+        summary["splits"][name] = describe(arrays)
+
+    # Suites must be new layouts for every model: the exclusion set makes disjointness a
+    # property of the generator, and the check below verifies it on the written files.
+    seen = {layout_family.fingerprint(g, s) for g, s in zip(lay.grid, lay.start)}
+    suite_rng = np.random.default_rng(d.suite_seed)
+    (out_dir / "suites").mkdir(exist_ok=True)
+    for size in d.suite_sizes:
+        suite = layout_family.generate(
+            size, d.suite_layouts, suite_rng, env.wall_density, exclude=seen
+        )
+        seen |= {layout_family.fingerprint(g, s) for g, s in zip(suite.grid, suite.start)}
+        steps = CostToGo(suite).steps(
+            suite.start, np.zeros(len(suite), bool), np.arange(len(suite))
+        )
+        save_file(
+            layout_arrays(suite, steps.astype(np.int64)),
+            str(out_dir / "suites" / f"N{size}.safetensors"),
+            metadata={"size": str(size)},
+        )
+        summary["suites"][str(size)] = {
+            "layouts": len(suite),
+            "optimal_steps_mean": float(steps.mean()),
+            "cap": env.cap(size),
+        }
+    check_disjoint(out_dir, d.suite_sizes)
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def select_episodes(episodes: dict, index: np.ndarray) -> dict:
+    """The episodes `index` (sorted) of an episodes dict, with offsets rebuilt."""
+    off = episodes["offsets"]
+    steps = (
+        np.concatenate([np.arange(off[i], off[i + 1]) for i in index])
+        if len(index)
+        else np.zeros(0, np.int64)
+    )
+    lengths = off[index + 1] - off[index]
+    out = {k: episodes[k][steps] for k in STEP_ARRAYS}
+    out.update({k: episodes[k][index] for k in ("optimal", "success", "optimal_steps")})
+    out["offsets"] = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return out
+
+
+def describe(arrays: dict) -> dict:
+    lengths = np.diff(arrays["offsets"])
+    hist = np.bincount(lengths)
+    return {
+        "episodes": int(len(lengths)),
+        "steps": int(lengths.sum()),
+        "optimal_episodes": int(arrays["optimal"].sum()),
+        "success_rate": float(arrays["success"].mean()),
+        "length_mean": float(lengths.mean()),
+        "length_max": int(lengths.max()),
+        "length_histogram": {int(k): int(v) for k, v in enumerate(hist) if v},
+    }
+
+
+def check_disjoint(data_dir: Path, suite_sizes) -> None:
+    seen = {}
+    for name in [f"{s}.safetensors" for s in SPLITS] + [
+        f"suites/N{n}.safetensors" for n in suite_sizes
+    ]:
+        arrays = load_file(str(data_dir / name))
+        for g, s in zip(arrays["grid"], arrays["start"]):
+            code = layout_family.fingerprint(g, s)
+            if code in seen:
+                raise DataError(
+                    f"layout in {name} repeats one in {seen[code]}: "
+                    "suites must be disjoint from training layouts"
+                )
+            seen[code] = name
+
+
+def load(path: Path) -> dict:
+    """A data file's arrays; a clear error if it is missing or unreadable."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file {path} is missing: run `dtpe data` first")
+    try:
+        return load_file(str(path))
+    except Exception as e:  # safetensors raises several kinds on a damaged file
+        raise DataError(f"data file {path} is corrupt or truncated: {e}") from e
+
+
+def load_suite(data_dir: Path, size: int) -> Layouts:
+    arrays = load(Path(data_dir) / "suites" / f"N{size}.safetensors")
+    return Layouts(arrays["grid"], arrays["start"], arrays["layout_id"]), arrays["optimal_steps"]
+
+
+def load_split_layouts(data_dir: Path, split: str):
+    arrays = load(Path(data_dir) / f"{split}.safetensors")
+    return Layouts(arrays["grid"], arrays["start"], arrays["layout_id"]), arrays["optimal_steps"]
