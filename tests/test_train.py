@@ -97,9 +97,9 @@ def test_resume_key_covers_params_data_and_code(tiny_data, tiny_params, tmp_path
     )
     package = tmp_path / "dtpe"
     shutil.copytree(
-        Path(train.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__")
+        Path(train.__file__).parents[1], package, ignore=shutil.ignore_patterns("__pycache__")
     )
-    monkeypatch.setattr(train, "__file__", str(package / "train.py"))
+    monkeypatch.setattr(train, "__file__", str(package / "steps" / "train.py"))
     assert train.run_key(tiny_params, "rope", 1, tiny_data) == key
     rope = package / "model" / "encodings" / "rope.py"
     rope.write_text(rope.read_text() + "# an edit\n")

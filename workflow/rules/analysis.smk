@@ -32,7 +32,7 @@ rule stats:
         context=expand("results/eval/context/{model}.csv", model=MODELS),
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "analysis/stats", "atomic"),
+        code=code("cli", "params", "analysis/stats", "names", "atomic"),
     output:
         directory("results/stats"),
     params:

@@ -25,7 +25,7 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "analysis/figures", "analysis/stats", "steps/dataset", "world/maze", "world/layouts", "world/planner"),
+        code=code("cli", "params", "analysis/figures", "analysis/stats", "names", "steps/dataset", "world/maze", "world/layouts", "world/planner"),
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],
@@ -53,7 +53,7 @@ rule report:
         attention=expand("results/attention/{model}.json", model=MODELS),
         # the report links the explorer, the GIFs and the embedding figure
         explorer=EXPLORER,
-        code=code("cli", "params", "analysis/report", "analysis/stats", "analysis/tables", "atomic"),
+        code=code("cli", "params", "analysis/report", "analysis/stats", "names", "analysis/tables", "atomic"),
     output:
         "figures/REPORT.md",
     log:

@@ -130,7 +130,7 @@ def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
         ).encode()
     )
     h.update((Path(data_dir) / "train.safetensors").read_bytes())
-    package = Path(__file__).parent
+    package = Path(__file__).parents[1]
     for source in sorted(package.rglob("*.py")):
         h.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
     return h.hexdigest()
