@@ -5,11 +5,10 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-# The repository's params.yaml wherever the run writes its outputs (--directory runs/power)
-configfile: workflow.basedir + "/params.yaml"
-
-# common.smk validates the params once, as `dtpe` does (schema and cross-field checks), and
-# names a failing key as `dtpe` names it (e.g. train.lr).
+# The params: the repository's params.yaml, or the file --configfile names (an overlay such as
+# params-power.yaml, whose outputs go to --directory runs/power). common.smk resolves and validates
+# it once, as `dtpe` does (schema and cross-field checks), and names a failing key and its file as
+# `dtpe` names them (e.g. params-power.yaml: params key train.lr).
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
@@ -18,6 +17,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/explorer.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/compare.smk"
 
 
 rule all:

@@ -1,14 +1,14 @@
 """End to end: models trained and fully evaluated per core-hour, this checkout against an earlier
-implementation (default: the commit before the throughput work) in the same run. Each side runs
-its own default params.yaml, reduced alike to one model and a fraction of its epochs, through
-its own CLI: data, train, then every evaluation. Core time is the children's user + system CPU
-time (resource.getrusage), so a busy machine slows the wall clock but not the figure much; the
-two sides take turns, `--rounds` times, and the figure is the median.
+implementation (default: the commit before portable numerics, unpinned) in the same run. Each
+side runs its own default params.yaml, reduced alike to one model and a fraction of its epochs,
+through its own CLI: data, train, then every evaluation. Core time is the children's user +
+system CPU time (resource.getrusage), so a busy machine slows the wall clock but not the figure
+much; the two sides take turns, `--rounds` times, and the figure is the median.
 
 Training is the only step the reduction shortens: its per-epoch cost is constant, so the full
 model's core time is projected as train / fraction + the rest, and both figures are printed.
 
-Usage: python bench/e2e.py [--baseline 86a615c] [--fraction 0.25] [--rounds 1]
+Usage: python bench/e2e.py [--baseline 917fea9] [--fraction 0.25] [--rounds 1]
 Prints figures, then one JSON line."""
 
 from __future__ import annotations
@@ -27,9 +27,12 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-# The implementation before issue 16's throughput work: cnn_coord, 22 epochs, the context sweep
-# replaying every episode, the test split played by training.
-BASELINE = "86a615c"
+# The implementation before portable numerics (issue 27): the default's params, each CPU's
+# fastest kernels. This checkout runs its own default, pins on.
+BASELINE = "917fea9"
+# the portable mode's variables (dtpe/numerics.py): taken out of the environment, so that each
+# side's own CLI decides its kernels (the baseline knows no pins and runs unpinned)
+PINS = ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "MKL_CBWR")
 
 
 def children_cpu() -> float:
@@ -77,7 +80,8 @@ def commands(tree: Path, params: Path, raw: dict, work: Path) -> dict[str, list[
 
 
 def run_cli(tree: Path, args: list[str], capture=False) -> str:
-    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "OMP_NUM_THREADS": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in PINS}
+    env.update(PYTHONPATH=str(tree / "src"), OMP_NUM_THREADS="1")
     done = subprocess.run(
         [sys.executable, "-m", "dtpe", *args],
         cwd=tree,

@@ -20,7 +20,7 @@ import torch
 
 from dtpe import params
 from dtpe.model.transformer import DecisionTransformer, ModelConfig
-from dtpe.steps import dataset, evaluate
+from dtpe.steps import dataset, rollout
 
 
 def main():
@@ -46,11 +46,11 @@ def main():
     times = {"batched": [], "single": []}
     for _ in range(args.rounds):
         started = time.perf_counter()
-        batched = evaluate.rollout(model, lay, p.env, k, target, precision)
+        batched = rollout.rollout(model, lay, p.env, k, target, precision)
         times["batched"].append(time.perf_counter() - started)
         started = time.perf_counter()
         single = [
-            evaluate.rollout(model, lay.subset([i]), p.env, k, target, precision)
+            rollout.rollout(model, lay.subset([i]), p.env, k, target, precision)
             for i in range(len(lay))
         ]
         times["single"].append(time.perf_counter() - started)

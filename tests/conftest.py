@@ -1,10 +1,16 @@
 import copy
 from pathlib import Path
 
-import pytest
-import yaml
+from dtpe import numerics
 
-from dtpe import params
+# Before anything imports torch: the tests run under the default's numerics (params.yaml), the
+# mode whose bytes tests/test_numerics.py pins with a hash.
+numerics.pin(numerics.PORTABLE)
+
+import pytest  # noqa: E402
+import yaml  # noqa: E402
+
+from dtpe import params  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # ModelConfig fields of a model small enough to build and run in milliseconds (no dropout)

@@ -15,7 +15,7 @@ import torch
 
 from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
 from dtpe.params import Env
-from dtpe.steps import evaluate
+from dtpe.steps.rollout import rollout
 from dtpe.world import layouts
 
 STUDY = ("learned", "sinusoidal", "rope")
@@ -54,7 +54,7 @@ def outputs(encoding: str) -> dict[str, torch.Tensor]:
             ],
             1,
         )
-    played = evaluate.rollout(model, lay, ENV, SHAPE["context"], 0.8)
+    played = rollout(model, lay, ENV, SHAPE["context"], 0.8)
     return {
         "logits": logits,
         "attention": weights,

@@ -3,25 +3,27 @@ defining property where no package implements it; shared checks over the whole r
 the study's three models computing bit for bit what they computed at 86a615c."""
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import reference_outputs
 import torch
+from conftest import ROOT
 
-from dtpe.model import encodings
+from dtpe.model import catalog, encodings
 from dtpe.model.encodings.alibi import alibi_slopes
 from dtpe.model.encodings.rope import scaled_inv_freq
 from dtpe.model.encodings.t5 import relative_bucket
+from dtpe.model.state_encoders import STATE_ENCODERS
 from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
 
 torch.set_num_threads(1)
 CFG = dict(reference_outputs.SHAPE, dropout=0.0, attention_dropout=0.0)
 K_NAMES = sorted(encodings.REGISTRY["k"])
 T_NAMES = sorted(encodings.REGISTRY["t"])
-VARIANTS = [encodings.variant_name(k, "sinusoidal") for k in K_NAMES] + [
-    encodings.variant_name("rope", t) for t in T_NAMES if t != "sinusoidal"
-]
+VARIANTS = list(K_NAMES) + [f"rope-t_{t}" for t in T_NAMES if t != "sinusoidal"]
 
 
 def make(variant: str, seed: int = 0, **kw) -> DecisionTransformer:
@@ -72,18 +74,31 @@ def test_study_models_compute_what_they_did_at_86a615c(encoding):
 # --- variant names -----------------------------------------------------------------------------
 
 
-def test_variant_names_round_trip_and_bad_names_are_named():
+def test_variant_names_are_read_and_bad_names_are_named():
     assert encodings.variant("rope") == encodings.Variant("rope", "sinusoidal")
     assert encodings.variant("nope-t_none") == encodings.Variant("nope", "none")
     for v in VARIANTS:
         parsed = encodings.variant(v)
-        assert encodings.variant_name(parsed.k, parsed.t) == v
+        assert (parsed.k, parsed.t) in {(v, "sinusoidal"), ("rope", v.removeprefix("rope-t_"))}
     with pytest.raises(ValueError, match="unknown t encoding 'bogus'"):
         encodings.variant("rope-t_bogus")
     with pytest.raises(ValueError, match="unknown k encoding 'bogus'"):
         encodings.variant("bogus")
     with pytest.raises(ValueError, match="is not `<k>`"):
         encodings.variant("rope_t-none")
+
+
+def test_the_catalog_names_what_the_registries_hold():
+    """params validation reads the names from the modules' source (no torch): they must be the
+    registries' own."""
+    assert catalog.encodings() == {axis: set(encodings.REGISTRY[axis]) for axis in catalog.AXES}
+    assert catalog.state_encoders() == set(STATE_ENCODERS)
+
+
+def test_validating_params_imports_no_torch():
+    code = "import sys; from dtpe import params; params.load('params.yaml'); print('torch' in sys.modules)"  # noqa: E501
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "False", out.stderr
 
 
 def test_at_least_nine_encodings_each_with_a_reference():

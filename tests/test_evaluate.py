@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dtpe.model.transformer import DecisionTransformer, ModelConfig
-from dtpe.steps import dataset, evaluate
+from dtpe.steps import dataset, evaluate, rollout
 
 
 def model_for(params, encoding, seed=0):
@@ -39,7 +39,7 @@ def test_test_split_is_every_test_layout_once(tiny_data, tiny_params):
     lay, optimal = dataset.load_split_layouts(tiny_data, "test")
     assert list(rows.layout_id) == list(lay.ids) and (rows.grid_size == lay.size).all()
     assert (rows.context == tiny_params.model.context).all()
-    played = evaluate.rollout(model, lay, tiny_params.env, tiny_params.model.context, 0.8)
+    played = rollout.rollout(model, lay, tiny_params.env, tiny_params.model.context, 0.8)
     assert np.array_equal(rows.success.to_numpy(), played["success"].astype(int))
     assert np.array_equal(rows.optimal_steps.to_numpy(), optimal)
 

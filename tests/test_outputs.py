@@ -14,9 +14,11 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
+import test_stats
 import yaml
 from safetensors.numpy import save_file
 
+from dtpe import numerics
 from dtpe.analysis import figures, report, stats, tables
 from dtpe.steps import dataset
 from dtpe.world import layouts
@@ -323,6 +325,9 @@ def pipeline(root, params, encodings=ENCODINGS, seeds=SEEDS, timings=None):
     params = study_params(params, encodings, seeds)
     stats_dir = root / "results" / "stats"
     write_stats(stats_dir, encodings, seeds)
+    pd.DataFrame(
+        [{"encoding": e, "seed": s, **test_stats.NUMERICS} for e in encodings for s in seeds]
+    ).to_csv(stats_dir / "numerics.csv", index=False)
     attention = write_attention(root / "results", encodings, seeds)
     (stats_dir / "attention_maps.json").write_text(
         json.dumps(stats.attention_maps(attention, encodings))
@@ -530,6 +535,15 @@ def test_report_embeds_tables_figures_and_methods(run):
     assert "```yaml\nstudy:" in text and "Code version: `" in text
 
 
+def test_report_throughput_counts_the_threads_params_give_each_job():
+    timings = {"train/rope_s1": 100.0, "evaluate/rope_s1": 80.0, "stats": 20.0}
+    one, two = (report.timings_section(timings, threads) for threads in (1, 2))
+    # 1 model in 180 s of train and evaluate: 20 per core-hour on one core, 10 on two
+    assert "one core each (compute.threads 1)" in one and "20.0 models per core-hour" in one
+    assert "2 cores each (compute.threads 2)" in two and "10.0 models per core-hour" in two
+    assert "18.0 models per hour of wall time" in two  # 200 s over every step
+
+
 def test_report_findings_follow_the_intervals(run):
     root, _ = run
     text = findings((root / "figures" / "REPORT.md").read_text())
@@ -621,6 +635,15 @@ def test_report_findings_order_power_confound_and_reproducibility(run):
     assert "9 timesteps (1.5× the training context): learned N/A" in text
     assert "rope+yarn 86.0 ± 10.0" in text
     assert "dataset and evaluation suites are the same bytes on every machine" in text
+    assert "portable numerics mode" in text and "MKL on its COMPATIBLE branch" in text
+
+
+def test_reproducibility_says_this_machine_only_when_a_model_ran_native():
+    record = dict(test_stats.NUMERICS, cpu="Other CPU")
+    native = dict(record, numerics="native", reproducible_on=numerics.THIS_MACHINE)
+    text = report.reproducible_text(pd.DataFrame([test_stats.NUMERICS, native]))
+    assert "this machine only" in text and "Other CPU, Test CPU" in text
+    assert "portable numerics mode" in report.reproducible_text(pd.DataFrame([record]))
 
 
 def test_report_numbers_come_from_the_stats_files(tmp_path, run):
@@ -661,7 +684,8 @@ def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
     git("init", "-q")
     for name in ("src/dtpe/model/transformer.py", "params.yaml", "figures/REPORT.md"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("one\n")
+        (tmp_path / name).write_text("one: 1\n")
+    (tmp_path / "params-run.yaml").write_text("base: params.yaml\n")
     git("add", "-A")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
     head = git("rev-parse", "--short", "HEAD").strip()
@@ -671,5 +695,7 @@ def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
     (tmp_path / "src/dtpe/model/transformer.py").write_text("two\n")
     assert report.code_version(params) == f"{head}-dirty"
     git("checkout", "--", "src")
-    params.write_text("two\n")
+    params.write_text("one: 2\n")
     assert report.code_version(params) == f"{head}-dirty"
+    # an overlay run is dirty when its base is
+    assert report.code_version(tmp_path / "params-run.yaml") == f"{head}-dirty"

@@ -11,9 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
+from dtpe import numerics
 from dtpe.model import checkpoint
 from dtpe.model.transformer import DecisionTransformer, ModelConfig
-from dtpe.steps import dataset, evaluate, train
+from dtpe.steps import dataset, rollout, train
+
+RECORD = numerics.check(numerics.PORTABLE, 1)
 
 
 def test_windows_start_at_k0_and_mask_padding(tiny_data, tiny_params):
@@ -36,7 +39,9 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     p = dataclasses.replace(
         tiny_params, train=dataclasses.replace(tiny_params.train, precision="fp32")
     )
-    full = train.train(p, "rope", 1, tiny_data, tmp_path / "a", tmp_path / "am", tmp_path / "ar", 1)
+    full = train.train(
+        p, "rope", 1, tiny_data, tmp_path / "a", tmp_path / "am", tmp_path / "ar", 1, RECORD
+    )
     assert list(full.columns) == [
         "epoch",
         "train_loss",
@@ -50,13 +55,21 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
     assert positions["context"] == 6 and len(positions["k_histogram"]) == 6
     assert positions["k_histogram"][0] >= positions["k_histogram"][-1]
     assert not (tmp_path / "ar").exists()  # no empty resume folder left behind
-    assert sorted(f.name for f in (tmp_path / "am").iterdir()) == ["metrics.csv", "positions.json"]
+    assert sorted(f.name for f in (tmp_path / "am").iterdir()) == [
+        "metrics.csv",
+        "numerics.json",
+        "positions.json",
+    ]
+    recorded = json.loads((tmp_path / "am" / "numerics.json").read_text())
+    assert recorded == RECORD and recorded["reproducible_on"] == numerics.EVERY_CPU
+    saved = json.loads((tmp_path / "a" / "config.json").read_text())["numerics"]
+    assert saved == {k: v for k, v in RECORD.items() if k != "cpu"}
     assert all(f.stat().st_mode & 0o777 == 0o644 for f in (tmp_path / "a").iterdir())
 
     # An interrupted run: killed during epoch 2's validation, after epoch 1's checkpoint.
     resume = tmp_path / "br" / "last.pt"
     calls = {"n": 0}
-    real_rollout = evaluate.rollout
+    real_rollout = rollout.rollout
 
     def interrupt(*a, **k):
         calls["n"] += 1
@@ -64,17 +77,17 @@ def test_training_writes_metrics_positions_and_resumes_exactly(tiny_data, tiny_p
             raise KeyboardInterrupt
         return real_rollout(*a, **k)
 
-    evaluate.rollout = interrupt
+    rollout.rollout = interrupt
     try:
         with pytest.raises(KeyboardInterrupt):
             train.train(
-                p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1
+                p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1, RECORD
             )
     finally:
-        evaluate.rollout = real_rollout
+        rollout.rollout = real_rollout
     assert resume.exists() and not (tmp_path / "b").exists()
     resumed = train.train(
-        p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1
+        p, "rope", 1, tiny_data, tmp_path / "b", tmp_path / "bm", tmp_path / "br", 1, RECORD
     )
     a = checkpoint.load(tmp_path / "a").state_dict()
     b = checkpoint.load(tmp_path / "b").state_dict()
@@ -153,9 +166,9 @@ def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params)
     torch.manual_seed(0)
     model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "sinusoidal")).eval()
     lay, _ = dataset.load_suite(tiny_data, 10)
-    batched = evaluate.rollout(model, lay, tiny_params.env, 6, 1.0)
+    batched = rollout.rollout(model, lay, tiny_params.env, 6, 1.0)
     single = [
-        evaluate.rollout(model, lay.subset([i]), tiny_params.env, 6, 1.0) for i in range(len(lay))
+        rollout.rollout(model, lay.subset([i]), tiny_params.env, 6, 1.0) for i in range(len(lay))
     ]
     assert (batched["steps"] == np.concatenate([s["steps"] for s in single])).all()
     assert (batched["success"] == np.concatenate([s["success"] for s in single])).all()
@@ -201,6 +214,8 @@ def test_validation_every_n_epochs_and_after_the_last(tiny_data, tiny_params, tm
     p = dataclasses.replace(
         tiny_params, train=dataclasses.replace(tiny_params.train, epochs=3, val_every=2)
     )
-    rows = train.train(p, "rope", 1, tiny_data, tmp_path / "m", tmp_path / "mm", tmp_path / "r", 1)
+    rows = train.train(
+        p, "rope", 1, tiny_data, tmp_path / "m", tmp_path / "mm", tmp_path / "r", 1, RECORD
+    )
     assert rows.val_success.notna().tolist() == [False, True, True]
     assert rows.train_loss.notna().all()

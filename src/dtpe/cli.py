@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from dtpe import names
+from dtpe import names, numerics
 from dtpe import params as params_mod
 
 
@@ -71,6 +71,7 @@ def cmd_train(args, params):
         args.metrics,
         args.resume_dir or Path(".resume") / names.model_name(args.encoding, args.seed),
         args.threads,
+        args.numerics,
     )
     last = metrics.iloc[-1]
     print(
@@ -193,6 +194,17 @@ def cmd_explore(args, params):
     print(f"explore: {sizes}")
 
 
+def cmd_compare(args, params):
+    from dtpe import atomic
+    from dtpe.analysis import compare
+
+    table, confidence = compare.read(args.runs, args.labels)  # all of it, before writing
+    with atomic.output(args.out) as tmp:
+        tmp.mkdir()
+        paths = compare.write(table, confidence, tmp)
+    print(f"compare {', '.join(args.labels)}: " + ", ".join(p.name for p in paths))
+
+
 def _timings(folder: Path) -> dict[str, float] | None:
     """Wall seconds per step from Snakemake's benchmark files, if this run made them."""
     import pandas as pd
@@ -223,6 +235,10 @@ def _check_encoding(name: str, params) -> None:
         raise params_mod.ParamsError(
             f"--encoding {name!r} is not in study.encodings {params.study.encodings}"
         )
+
+
+# the steps that run a model: their numerics are checked (and training records them)
+_TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_attention, cmd_explore}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -324,6 +340,16 @@ def parser() -> argparse.ArgumentParser:
         "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
     )
     p.add_argument("--out", type=Path, required=True, help="folder for the page and figures")
+    p = step(
+        "compare",
+        cmd_compare,
+        "runs side by side from their own statistics (not a step of one run: `snakemake compare`)",
+    )
+    p.add_argument(
+        "--runs", type=Path, nargs="+", required=True, help="run folders, each with results/stats"
+    )
+    p.add_argument("--labels", nargs="+", required=True, help="one name per run, in the same order")
+    p.add_argument("--out", type=Path, required=True, help="folder for compare.csv, .md, .png")
     step("encodings", cmd_encodings, "list the registered k and t encodings (not a pipeline step)")
     return top
 
@@ -331,7 +357,14 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
+        # before anything imports torch (validation does): its kernels pick their code path
+        # when it loads
+        compute = params_mod.resolve(args.params).get("compute")
+        numerics.pin(compute.get("numerics") if isinstance(compute, dict) else None)
         params = params_mod.load(args.params)
+        if args.func in _TORCH_STEPS:
+            threads = getattr(args, "threads", params.compute.threads)
+            args.numerics = numerics.check(params.compute.numerics, threads)
         args.func(args, params)
     except params_mod.ParamsError as e:
         print(f"dtpe {args.step}: bad params: {e}", file=sys.stderr)

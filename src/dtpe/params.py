@@ -1,9 +1,14 @@
 """params.yaml: loading, validation (JSON schema, then the cross-field rules a schema cannot say)
-and one typed dataclass per group. Every stage validates the whole file before any work."""
+and one typed dataclass per group. Every stage validates the whole file before any work.
+
+A run's params file may be an overlay: `base: params.yaml` and only the keys it changes. Loading
+merges it onto its base (relative to the overlay's folder; a base may be an overlay too), then
+validates the result; an error names the file that set the key at fault."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -161,6 +166,9 @@ class Stats:
 class Compute:
     threads: int
     """torch threads per job"""
+    numerics: str
+    """portable: the same bytes on every x86-64 CPU with AVX2 (dtpe/numerics.py); native: each
+    CPU's fastest kernels, results reproducible on the machine that made them only"""
 
 
 @dataclass(frozen=True)
@@ -195,53 +203,57 @@ def _key(path) -> str:
     return ".".join(str(p) for p in path) or "<top level>"
 
 
-def check(raw: dict) -> Params:
+def check(raw: dict, origin: Callable[[tuple], Path] | None = None) -> Params:
     """Validates a params mapping and returns it typed; raises ParamsError naming the failing
-    key."""
+    key, and the file that set it when `origin` (key path -> file, as `load` passes) is given."""
+
+    def key(path) -> str:
+        named = f"params key {_key(path)}"
+        return f"{origin(tuple(path))}: {named}" if origin else named
+
     if not isinstance(raw, dict):
         raise ParamsError("params: expected a mapping of groups")
     errors = sorted(_Validator(schema()).iter_errors(raw), key=lambda e: list(e.path))
     if errors:
-        raise ParamsError("; ".join(f"params key {_key(e.path)}: {e.message}" for e in errors))
+        raise ParamsError("; ".join(f"{key(e.path)}: {e.message}" for e in errors))
     p = Params(**{name: group(**raw[name]) for name, group in _GROUPS.items()})
-    _check_semantics(p)
+    _check_semantics(p, key)
     return p
 
 
-def _check_semantics(p: Params) -> None:
-    from dtpe.model.encodings import variant
-    from dtpe.model.state_encoders import STATE_ENCODERS
+def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
+    from dtpe.model.catalog import state_encoders, variant
 
     total = sum(p.data.split.values())
     if not math.isclose(total, 1.0, abs_tol=1e-9):
-        raise ParamsError(f"params key data.split: fractions sum to {total}, not 1")
+        raise ParamsError(f"{key(('data', 'split'))}: fractions sum to {total}, not 1")
     for name in p.study.encodings:
         try:
             variant(name)
         except ValueError as e:
-            raise ParamsError(f"params key study.encodings: {e}") from None
+            raise ParamsError(f"{key(('study', 'encodings'))}: {e}") from None
     if p.stats.reference not in p.study.encodings:
         raise ParamsError(
-            f"params key stats.reference: {p.stats.reference!r} is not in study.encodings"
+            f"{key(('stats', 'reference'))}: {p.stats.reference!r} is not in study.encodings"
         )
-    if p.model.state_encoder not in STATE_ENCODERS:
+    if p.model.state_encoder not in state_encoders():
         raise ParamsError(
-            f"params key model.state_encoder: unknown {p.model.state_encoder!r}; "
-            f"registered: {sorted(STATE_ENCODERS)}"
+            f"{key(('model', 'state_encoder'))}: unknown {p.model.state_encoder!r}; "
+            f"registered: {sorted(state_encoders())}"
         )
     if p.model.d_model % p.model.n_heads or (p.model.d_model // p.model.n_heads) % 2:
         raise ParamsError(
-            f"params key model.n_heads: d_model {p.model.d_model} must split into "
+            f"{key(('model', 'n_heads'))}: d_model {p.model.d_model} must split into "
             f"{p.model.n_heads} heads of even size"
         )
     if p.model.d_model % 2:
         raise ParamsError(
-            "params key model.d_model: must be even (sinusoidal encodings pair sin and cos)"
+            f"{key(('model', 'd_model'))}: must be even (sinusoidal encodings pair sin and cos)"
         )
     split_counts = split_sizes(p.data.episodes, p.data.split)
     if min(split_counts.values()) < 1:
         raise ParamsError(
-            f"params key data.episodes: {p.data.episodes} episodes leave a split empty: "
+            f"{key(('data', 'episodes'))}: {p.data.episodes} episodes leave a split empty: "
             f"{split_counts}"
         )
 
@@ -254,14 +266,91 @@ def split_sizes(episodes: int, split: dict) -> dict:
 
 
 def load(path: str | Path = "params.yaml") -> Params:
-    path = Path(path)
-    if not path.is_file():
-        raise ParamsError(f"params file {path} does not exist")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise ParamsError(f"params file {path} is not valid YAML: {e}") from e
-    return check(raw)
+    """The params a file stands for (an overlay merged onto its bases), validated and typed; an
+    error names the key at fault and the file that set it."""
+    layers = _layers(Path(path))
+    return check(_merged(layers), lambda key: _origin(layers, key))
+
+
+def resolve(path: str | Path) -> dict:
+    """The params mapping a file stands for, its bases merged under it; not yet validated."""
+    return _merged(_layers(Path(path)))
+
+
+def chain(path: str | Path) -> list[Path]:
+    """The params file and every file it builds on: its base, its base's base, ..."""
+    return [file for file, _ in _layers(Path(path))]
+
+
+BASE = "base"
+"""the key by which an overlay names the params file it changes"""
+
+
+def _layers(path: Path) -> list[tuple[Path, dict]]:
+    """The file and its bases, the file first, each with its own keys (`base` taken out)."""
+    layers, seen = [], []
+    while True:
+        if not path.is_file():
+            of = f" (the base of {layers[-1][0]})" if layers else ""
+            raise ParamsError(f"params file {path} does not exist{of}")
+        if path.resolve() in seen:
+            cycle = " -> ".join(str(file) for file, _ in layers)
+            raise ParamsError(f"params file {layers[0][0]}: base cycle {cycle} -> {path}")
+        seen.append(path.resolve())
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as e:
+            raise ParamsError(f"params file {path} is not valid YAML: {e}") from e
+        if not isinstance(raw, dict):
+            raise ParamsError(f"params file {path}: expected a mapping of groups")
+        base = raw.pop(BASE, None)
+        layers.append((path, raw))
+        if base is None:
+            return layers
+        if not isinstance(base, str):
+            raise ParamsError(f"{path}: params key {BASE}: {base!r} is not a file name")
+        path = path.parent / base
+
+
+def _merged(layers: list[tuple[Path, dict]]) -> dict:
+    merged = layers[-1][1]
+    for (file, overlay), (base_file, _) in zip(reversed(layers[:-1]), reversed(layers[1:])):
+        merged = _merge(merged, overlay, file, base_file)
+    return merged
+
+
+def _merge(base: dict, overlay: dict, file: Path, base_file: Path, at: tuple = ()) -> dict:
+    """`overlay` on `base`: mappings merge key by key, any other value (a list too) replaces the
+    base's. A key the base lacks (a typo) is refused here, where the overlay can be named; the
+    schema would only name the merged group."""
+    merged = dict(base)
+    for key, value in overlay.items():
+        path = (*at, key)
+        if key not in base:
+            raise ParamsError(f"{file}: params key {_key(path)}: not in its base {base_file}")
+        both = isinstance(value, dict) and isinstance(base[key], dict)
+        merged[key] = _merge(base[key], value, file, base_file, path) if both else value
+    return merged
+
+
+def _origin(layers: list[tuple[Path, dict]], path: tuple) -> Path:
+    """The file a key's value comes from: the first overlay that sets the key, a key above it
+    (a list it replaces) or one under it (a group it changes part of), else the root file."""
+    for file, raw in layers[:-1]:
+        for leaf in _leaves(raw):
+            n = min(len(leaf), len(path))
+            if leaf[:n] == path[:n]:
+                return file
+    return layers[-1][0]
+
+
+def _leaves(raw: dict, at: tuple = ()):
+    """The key paths a mapping sets: down to each value that is not a non-empty mapping."""
+    for key, value in raw.items():
+        if isinstance(value, dict) and value:
+            yield from _leaves(value, (*at, key))
+        else:
+            yield (*at, key)
 
 
 _GROUPS = {f.name: globals()[f.type] for f in fields(Params)}

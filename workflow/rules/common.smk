@@ -1,13 +1,9 @@
-# Cross-field checks the schema cannot state (registered encodings, splits summing to 1, ...):
-# a bad params file stops here, before any job starts.
 import glob
 import os
 
 from dtpe.cluster import train_resources
-from dtpe.params import check as check_params
-
-# what a training job asks a cluster for (dtpe/cluster.py)
-TRAIN_RESOURCES = train_resources(check_params(config))
+# aliased: a bare `chain` in the Snakefile's namespace shadows the one Snakemake itself uses
+from dtpe.params import chain as params_chain, load as load_params, resolve as resolve_params
 
 
 def repo(path):
@@ -25,6 +21,19 @@ PARAMS = (
     if workflow.overwrite_configfiles
     else repo("params.yaml")
 )
+# It and the files it builds on (an overlay's base): editing any of them revalidates.
+PARAMS_FILES = [str(f) for f in params_chain(PARAMS)]
+
+# Validated as `dtpe` validates (the schema, then the cross-field checks it cannot state:
+# registered encodings, splits summing to 1, ...): a bad params file stops here, before any job
+# starts. Then what a training job asks a cluster for (dtpe/cluster.py).
+TRAIN_RESOURCES = train_resources(load_params(PARAMS))
+
+# The rules read the params as `dtpe` resolves them. Snakemake's own merge of the --configfile
+# knows nothing of `base` (an overlay's base is not always params.yaml) and would leave that key
+# in; keys that are no params group (--config compare_runs=...) stay.
+config.pop("base", None)
+config.update(resolve_params(PARAMS))
 
 ENCODINGS = config["study"]["encodings"]
 SEEDS = config["study"]["seeds"]

@@ -2,8 +2,8 @@
 # them as DVC's first stage does, the file DVC's stages read their params from.
 rule validate:
     input:
-        PARAMS,
-        code=code("cli", "params", "atomic", "model/encodings", "model/state_encoders", "world/maze"),
+        PARAMS_FILES,
+        code=code("cli", "params", "atomic", "model/encodings", "model/state_encoders", "model/catalog", "world/maze"),
         schema=repo("src/dtpe/params.schema.yaml"),
     output:
         "results/params.json",

@@ -18,7 +18,8 @@ import pandas as pd
 from dtpe import atomic
 from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING, UNRESOLVED
 from dtpe.analysis.tables import grid_label, mean_std, p_value, seeds, with_interval
-from dtpe.params import load
+from dtpe.numerics import EVERY_CPU, THIS_MACHINE
+from dtpe.params import chain, load
 
 FIGURES = (
     (
@@ -75,14 +76,34 @@ MAX_LISTED_PAIRS = 6
 """beyond this many unresolved pairs in a grid, the findings count them and Table 5 lists them"""
 MODEL_STEPS = ("train", "evaluate")
 """the steps that train and evaluate one model: the throughput figure counts their core time"""
-REPRODUCIBLE = (
-    "What is bit-reproducible: the dataset and evaluation suites are the same bytes on every "
-    "machine. Trained weights, and so every metric, are the same bytes only on the same machine "
-    "with the same torch build: on another CPU the floating-point order of the kernels differs, "
-    "training produces other weights, and the numbers move within the seed noise that the "
-    "intervals above describe. A conclusion a rerun elsewhere could overturn is not drawn here: "
-    "the findings are only those the intervals support."
+CAUTION = (
+    "A conclusion a rerun could overturn is not drawn here: the findings are only those the "
+    "intervals support."
 )
+
+
+def reproducible_text(numerics: pd.DataFrame) -> str:
+    """What is bit-reproducible where, from the numerics every model was trained under."""
+    data = "The dataset and evaluation suites are the same bytes on every machine (numpy only)."
+    cpus = ", ".join(sorted(numerics.cpu.unique()))
+    portable = numerics.reproducible_on.eq(EVERY_CPU).all()
+    if portable:
+        first = numerics.iloc[0]
+        return (
+            f"{data} Every model was trained under the portable numerics mode "
+            f"(compute.numerics portable: ATen's kernels at {first.aten_capability}, oneDNN at "
+            f"{first.onednn_max_cpu_isa}, MKL on its {first.mkl_cbwr} branch, "
+            f"{first.threads} thread per job, torch {first.torch}): its checkpoints, and so "
+            f"every metric, are the same bytes on {EVERY_CPU}; not across GPUs, other torch "
+            f"builds or ARM CPUs. Trained on: {cpus}. {CAUTION}"
+        )
+    modes = ", ".join(sorted(numerics.numerics.unique()))
+    return (
+        f"{data} The models were trained under compute.numerics {modes} on {cpus}: their "
+        f"weights, and so every metric, reproduce on {THIS_MACHINE}. On another CPU the "
+        "floating-point order of the kernels differs, training produces other weights, and the "
+        f"numbers move within the seed noise that the intervals above describe. {CAUTION}"
+    )
 
 
 def write(
@@ -108,15 +129,23 @@ def write(
         "## Shifting the global timestep t\n\n"
         + translation_section(attention_jsons, params.study.encodings),
         "## Looking at episodes\n\n" + episodes_section(Path(figures_dir), out.parent),
-        "## Wall time per step\n\n" + timings_section(timings),
-        f"## Parameters\n\n`{params_path.name}`:\n\n"
-        f"```yaml\n{params_path.read_text().rstrip()}\n```",
+        "## Wall time per step\n\n" + timings_section(timings, params.compute.threads),
+        "## Parameters\n\n" + params_section(params_path),
     ]
     atomic.write_text(out, "\n\n".join(sections) + "\n")
 
 
+def params_section(params_path: Path) -> str:
+    """Each file of the run's params, the overlay first and then its bases, as written."""
+    return "\n\n".join(
+        f"`{path.name}`{' (the base of the file above)' if i else ''}:\n\n"
+        f"```yaml\n{path.read_text().rstrip()}\n```"
+        for i, path in enumerate(chain(params_path))
+    )
+
+
 def code_version(params_path: Path) -> str:
-    """The commit, with -dirty if the package code or the params file differ from it; the
+    """The commit, with -dirty if the package code or the params files differ from it; the
     pipeline's own outputs, tracked and rewritten while it runs, do not count."""
 
     def git(*args):
@@ -131,7 +160,8 @@ def code_version(params_path: Path) -> str:
 
     try:
         head = git("rev-parse", "--short", "HEAD")
-        changed = git("status", "--porcelain", "--", "src", params_path.name)
+        files = [str(path.resolve()) for path in chain(params_path)]
+        changed = git("status", "--porcelain", "--", "src", *files)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     if not head:
@@ -180,7 +210,8 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
             + context_text(pd.read_csv(stats_dir / "context.csv"))
             + "\n\n"
             + confound_text(params.study.encodings),
-            "### What is reproducible\n\n" + REPRODUCIBLE,
+            "### What is reproducible\n\n"
+            + reproducible_text(pd.read_csv(stats_dir / "numerics.csv")),
         ]
     )
 
@@ -424,7 +455,7 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
     return "\n".join(text)
 
 
-def timings_section(timings: dict[str, float] | None) -> str:
+def timings_section(timings: dict[str, float] | None, threads: int) -> str:
     if not timings:
         return "Wall time: not recorded (no Snakemake benchmark files for this run)."
     rows = [
@@ -435,11 +466,13 @@ def timings_section(timings: dict[str, float] | None) -> str:
     rows.append({"Step": "total (sum over jobs)", "Wall time (s)": f"{total:.1f}"})
     models = sum(step.startswith("train/") for step in timings)
     per_model = sum(v for k, v in timings.items() if k.split("/")[0] in MODEL_STEPS)
+    cores = "one core" if threads == 1 else f"{threads} cores"
     rate = (
-        f" Each job runs on one core (compute.threads 1), so these are core-seconds: "
-        f"{models} models trained and fully evaluated ({', '.join(MODEL_STEPS)}) at "
-        f"{3600 * models / per_model:.1f} models per core-hour; with every step of the run, "
-        f"{3600 * models / total:.1f}."
+        f" Training and evaluation jobs run on {cores} each (compute.threads {threads}), so a "
+        f"model's core-seconds are its wall time × {threads}: {models} models trained and fully "
+        f"evaluated ({', '.join(MODEL_STEPS)}) at {3600 * models / (threads * per_model):.1f} "
+        f"models per core-hour; with every step of the run, {3600 * models / total:.1f} models "
+        "per hour of wall time summed over jobs."
         if models and per_model
         else ""
     )

@@ -1,6 +1,7 @@
 """Statistics over seeds and encodings (docs/protocol.md, Statistics): every number the
 tables, figures and report show is computed here, once, and written as tidy CSVs (plus
-metrics.json for `dvc metrics show` and methods.json, the methods in words for captions).
+metrics.json, the headline numbers for `dvc metrics show`, and methods.json, the methods in
+words for captions).
 
 The unit of replication is the training seed. Every model of a grid size plays the same
 evaluation layouts, so an encoding's success is a (seeds x layouts) matrix of 0/1 outcomes and
@@ -10,8 +11,11 @@ index samples). The p-values come from an exact permutation test over seed label
 (scipy.stats.permutation_test on per-seed success), Holm-adjusted over the primary family: every
 pair of encodings at every grid size at the training context. With few seeds the permutation
 test cannot go low (5 vs 5: p >= 2/252), so the intervals carry the verdict and p_min is written
-beside every p. Success is in percent of episodes; a failed episode counts its steps up to the
-cap; episodes an encoding cannot run (applicable False) stay NaN, never failures.
+beside every p. Each interval and sampled test draws from its own generator, seeded by stats.seed
+and the cell it belongs to (cell_rng), so adding an encoding or a context moves no other cell's
+interval or p (the Holm-adjusted p still spans the family). Success is in percent of episodes;
+a failed episode counts its steps up to the cap; episodes an encoding cannot run (applicable
+False) stay NaN, never failures.
 
 Outputs in out_dir: training.csv, training_curves.csv, success_by_grid.csv, steps_by_grid.csv,
 context.csv, comparisons.csv, ranking.csv, power.csv, metrics.json, methods.json, and
@@ -20,6 +24,7 @@ attention_maps.json (each encoding's attention averaged over its seeds, for Figu
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -95,15 +100,10 @@ def run(
     context = pd.concat([grid, labelled(read_episodes(context_csvs))], ignore_index=True)
     labels = encodings + sorted(set(context.encoding) - set(encodings))
     grid, context = ordered(grid, encodings), ordered(context, labels)
-    rng = np.random.default_rng(sp.seed)
     comparisons = compare_all(
-        context,
-        [sp.reference] + [e for e in encodings if e != sp.reference],
-        train_context,
-        sp,
-        rng,
+        context, [sp.reference] + [e for e in encodings if e != sp.reference], train_context, sp
     )
-    success = success_by_grid(grid, sp, rng)
+    success = success_by_grid(grid, sp)
     epochs = ordered(read_metrics(metrics_csvs), encodings)
     results = {
         "training": training(epochs, ordered(read_episodes(test_csvs), encodings)),
@@ -121,6 +121,7 @@ def run(
     (out_dir / "metrics.json").write_text(json.dumps(metrics(results), indent=2) + "\n")
     (out_dir / "methods.json").write_text(json.dumps(methods(sp), indent=2) + "\n")
     (out_dir / "attention_maps.json").write_text(json.dumps(maps) + "\n")
+    numerics_records(metrics_csvs).to_csv(out_dir / "numerics.csv", index=False)
 
 
 # Inputs -----------------------------------------------------------------------------------
@@ -169,6 +170,18 @@ def read_metrics(paths) -> pd.DataFrame:
             raise ValueError(f"{path}: its folder: {e}") from None
         frames.append(pd.read_csv(path).assign(encoding=variant, seed=seed))
     return pd.concat(frames, ignore_index=True)
+
+
+def numerics_records(metrics_csvs) -> pd.DataFrame:
+    """Per model, the numerics its training ran under (numerics.json beside its metrics.csv):
+    the mode, where its bytes reproduce, the kernels' code paths and the CPU."""
+    rows = []
+    for path in (Path(p).parent / "numerics.json" for p in metrics_csvs):
+        if not path.is_file():
+            raise ValueError(f"{path} is missing: the model was trained by an older dtpe")
+        variant, seed = names.parse(path.parent.name)
+        rows.append({"encoding": variant, "seed": seed, **json.loads(path.read_text())})
+    return pd.DataFrame(rows)
 
 
 def ordered(frame: pd.DataFrame, encodings: list[str]) -> pd.DataFrame:
@@ -248,7 +261,7 @@ def training_curves(metrics: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def success_by_grid(grid: pd.DataFrame, sp, rng) -> pd.DataFrame:
+def success_by_grid(grid: pd.DataFrame, sp) -> pd.DataFrame:
     """Mean ± std over seeds, the two-level bootstrap interval of the mean and the IQM of
     per-seed success, per grid size and encoding."""
     grid = grid[grid.applicable]
@@ -260,7 +273,9 @@ def success_by_grid(grid: pd.DataFrame, sp, rng) -> pd.DataFrame:
     rows = []
     for row in summary.itertuples():
         done = outcomes(grid[(grid.grid_size == row.grid_size) & (grid.encoding == row.encoding)])
-        low, high = mean_interval(done, sp, rng)
+        low, high = mean_interval(
+            done, sp, cell_rng(sp.seed, "success", row.grid_size, row.encoding)
+        )
         rows.append(
             {
                 "ci_low_pct": low,
@@ -303,6 +318,14 @@ def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
 
 
 # Intervals and tests ----------------------------------------------------------------------
+
+
+def cell_rng(seed: int, *cell) -> np.random.Generator:
+    """The generator of one cell's statistics, e.g. ("pair", grid_size, context, a, b): seeded by
+    the stats seed and the cell's identity alone, so no other cell's draws move it. The cell is
+    hashed with sha256, not hash(), which Python salts per process for strings."""
+    digest = hashlib.sha256(json.dumps([str(part) for part in cell]).encode()).digest()
+    return np.random.default_rng([seed, *np.frombuffer(digest, np.uint32).tolist()])
 
 
 def _bootstrap(statistic, samples, sp, rng) -> tuple[float, float]:
@@ -437,7 +460,7 @@ def compare(a: np.ndarray, b: np.ndarray, sp, rng) -> dict:
     }
 
 
-def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp, rng):
+def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp):
     """Every pair of encodings that both ran, at every grid size and context; `first` orders
     the pairs (the reference encoding is `a` wherever it takes part)."""
     order = first + [e for e in episodes.encoding.cat.categories if e not in first]
@@ -454,7 +477,7 @@ def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp
                     "context": context,
                     "encoding_a": enc_a,
                     "encoding_b": enc_b,
-                    **compare(a, b, sp, rng),
+                    **compare(a, b, sp, cell_rng(sp.seed, "pair", size, context, enc_a, enc_b)),
                     "primary": context == train_context,
                 }
             )
@@ -573,19 +596,15 @@ def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:
 
 
 def metrics(results: dict) -> dict:
-    """Headline numbers, flat for `dvc metrics show`; undefined values become null."""
-    flat = {}
+    """The headline numbers only, flat for `dvc metrics show`: the 8x8 test split's success
+    pooled over every model and its worst model, and each encoding's mean success per grid size.
+    Differences, intervals and p-values stay in the CSVs (a column per pair would bury these).
+    Undefined values become null."""
     training = results["training"]
-    for row in training.itertuples():
-        flat[f"test_success_{row.encoding}"] = row.test_success_pct_mean
-    flat["test_success_pooled"] = float(
-        np.average(training.test_success_pct_mean, weights=training.n_seeds)
-    )
-    flat["test_success_min"] = float(training.test_success_pct_min.min())
+    flat = {
+        "test_success_pooled": np.average(training.test_success_pct_mean, weights=training.n_seeds),
+        "test_success_min": training.test_success_pct_min.min(),
+    }
     for row in results["success_by_grid"].itertuples():
         flat[f"success_{row.encoding}_N{row.grid_size}"] = row.success_pct_mean
-    for row in results["comparisons"][results["comparisons"].primary].itertuples():
-        key = f"{row.encoding_a}_vs_{row.encoding_b}_N{row.grid_size}"
-        flat[f"diff_{key}"] = row.diff_pct
-        flat[f"p_holm_{key}"] = row.p_holm
     return {key: float(value) if np.isfinite(value) else None for key, value in flat.items()}

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from dtpe.model.transformer import TOKENS_PER_STEP
-from dtpe.steps import evaluate
+from dtpe.steps import rollout
 from dtpe.world.maze import BatchedMaze, Layouts
 
 
@@ -31,7 +31,7 @@ def play(model, lay: Layouts, params, wanted: np.ndarray) -> dict[int, dict]:
         batch = lay.subset(slice(i, i + ev.batch_size))
         if not np.isin(batch.ids, wanted).any():
             continue
-        run = evaluate.rollout(
+        run = rollout.rollout(
             model, batch, params.env, context, ev.target_return, ev.precision, trace=True
         )
         for j in np.flatnonzero(np.isin(batch.ids, wanted)):

@@ -12,6 +12,7 @@ so no padding mask is needed.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import torch
@@ -264,3 +265,10 @@ class LayerCache:
 
 def device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def autocast(device: torch.device, precision: str):
+    """bf16 autocast on `device` for precision "bf16", nothing for "fp32"."""
+    if precision == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return nullcontext()

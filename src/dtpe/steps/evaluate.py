@@ -1,22 +1,17 @@
-"""Batched evaluation: all episodes of a suite step in lockstep through the batched stepper,
-the model runs once per step for the whole batch of unfinished episodes. Each state is encoded
-once when it is observed and kept; the window is the last `context` timesteps, re-indexed
-k = 0..w-1 at every step (aligned at its first timestep, as in training).
+"""The evaluation's sweeps of one model (docs/protocol.md, Evaluations): the 8x8 test split,
+every suite at the training context, and the other contexts; each suite is played in batches by
+rollout.rollout.
 
 A failed episode counts the steps it took, i.e. the cap."""
 
 from __future__ import annotations
-
-from contextlib import nullcontext
 
 import numpy as np
 import pandas as pd
 import torch
 
 from dtpe.model.encodings import NotApplicable
-from dtpe.model.transformer import TOKENS_PER_STEP, KVCache
-from dtpe.steps import dataset
-from dtpe.world.maze import N_ACTIONS, BatchedMaze, Layouts
+from dtpe.steps import dataset, rollout
 
 NO_SCALING = "none"
 COLUMNS = [
@@ -30,71 +25,6 @@ COLUMNS = [
     "optimal_steps",
     "applicable",
 ]
-
-
-def autocast(device: torch.device, precision: str):
-    if precision == "bf16":
-        return torch.autocast(device.type, dtype=torch.bfloat16)
-    return nullcontext()
-
-
-@torch.no_grad()
-def rollout(
-    model,
-    lay: Layouts,
-    env,
-    context: int,
-    target_return: float,
-    precision: str = "fp32",
-    trace: bool = False,
-) -> dict:
-    """Greedy episodes of `model` on every layout; returns success (bool) and steps (int) arrays,
-    and with `trace` the chosen actions (B, cap) and their softmax probabilities (B, cap, 4) at
-    every step (zero past an episode's end), so a replay is the evaluation's own episode."""
-    model.encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work
-    dev = next(model.parameters()).device
-    b, cap = len(lay), env.cap(lay.size)
-    maze = BatchedMaze(lay, cap, env.step_reward, env.goal_reward)
-    obs = maze.reset()
-    state_emb = torch.zeros(b, cap, model.cfg.d_model, device=dev)
-    rtg = torch.zeros(b, cap, device=dev)
-    actions = torch.zeros(b, cap, dtype=torch.long, device=dev)
-    timesteps = torch.arange(cap, device=dev)
-    current_rtg = torch.full((b,), float(target_return), device=dev)
-    # While the window grows from step 0, every token keeps its k and the cache is exact; once it
-    # slides, each step re-indexes the window from k = 0 and the whole window runs again.
-    cache = KVCache(len(model.blocks), b, TOKENS_PER_STEP * context)
-    probs = torch.zeros(b, cap, N_ACTIONS) if trace else None
-    for t in range(cap):
-        active = torch.from_numpy(np.flatnonzero(~maze.done)).to(dev)
-        if len(active) == 0:
-            break
-        lo = max(0, t + 1 - context)
-        cache.rows = active
-        with autocast(dev, precision):
-            state_emb[active, t] = model.encode_states(
-                torch.from_numpy(obs).to(dev)[active]
-            ).float()
-            rtg[active, t] = current_rtg[active]
-            logits = model.next_action(
-                rtg[active, lo : t + 1],
-                state_emb[active, lo : t + 1],
-                actions[active, lo : t + 1],
-                timesteps[lo : t + 1].expand(len(active), -1),
-                cache if lo == 0 else None,
-            )
-        choice = torch.zeros(b, dtype=torch.long, device=dev)
-        choice[active] = logits.argmax(-1)
-        actions[:, t] = choice
-        if trace:
-            probs[active.cpu(), t] = logits.float().softmax(-1).cpu()
-        obs, reward, _, _ = maze.step(choice.cpu().numpy())
-        current_rtg -= torch.from_numpy(reward.astype(np.float32)).to(dev)
-    result = {"success": maze.success.copy(), "steps": maze.t.copy()}
-    if trace:
-        played = np.arange(cap)[None, :] < maze.t[:, None]
-        result.update(actions=np.where(played, actions.cpu().numpy(), 0), probs=probs.numpy())
-    return result
 
 
 def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) -> pd.DataFrame:
@@ -113,7 +43,7 @@ def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) 
     )
     try:
         parts = [
-            rollout(
+            rollout.rollout(
                 model,
                 lay.subset(slice(i, i + ev.batch_size)),
                 env,

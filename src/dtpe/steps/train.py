@@ -27,8 +27,8 @@ from tqdm import tqdm
 
 from dtpe import atomic
 from dtpe.model import checkpoint
-from dtpe.model.transformer import DecisionTransformer, ModelConfig, device
-from dtpe.steps import dataset, evaluate
+from dtpe.model.transformer import DecisionTransformer, ModelConfig, autocast, device
+from dtpe.steps import dataset, rollout
 
 
 def windows(
@@ -98,7 +98,7 @@ def batch_loss(model, batch, dev, precision, targets="taken"):
     off the plan and the recovery from them, but are never themselves imitated (DART-style
     labels, Laskey et al. 2017). The action tokens of the input are the actions taken either way."""
     b = {k: v.to(dev) for k, v in batch.items()}
-    with evaluate.autocast(dev, precision):
+    with autocast(dev, precision):
         logits = model(b["rtg"], model.encode_states(b["states"]), b["actions"], b["timesteps"])
     labels = b["expert_actions"] if targets == "expert" else b["actions"]
     return F.cross_entropy(logits[b["valid"]].float(), labels[b["valid"]])
@@ -145,7 +145,10 @@ def train(
     metrics_dir: Path,
     resume_dir: Path,
     threads: int,
+    numerics: dict,
 ) -> pd.DataFrame:
+    """Trains one model and writes it with its metrics; `numerics` (dtpe.numerics.check) is
+    recorded beside them: which kernels made these bytes, and where they reproduce."""
     torch.set_num_threads(threads)
     dev = device()
     tp, k = params.train, params.model.context
@@ -221,7 +224,7 @@ def train(
             val_loss = validation_loss(
                 model, val_eps, k, tp.batch_size, dev, tp.precision, tp.targets
             )
-            result = evaluate.rollout(
+            result = rollout.rollout(
                 model, val_layouts, params.env, k, tp.val_target_return, tp.precision
             )
             row.update(
@@ -252,11 +255,21 @@ def train(
 
     metrics = pd.DataFrame(rows)
     checkpoint.save(
-        model, model_dir, extra={"encoding": encoding, "seed": seed, "epochs": tp.epochs}
+        model,
+        model_dir,
+        extra={
+            "encoding": encoding,
+            "seed": seed,
+            "epochs": tp.epochs,
+            # the code paths, not the CPU's name: the checkpoint's bytes are the same on every
+            # CPU the mode serves (numerics.json beside the metrics names the CPU)
+            "numerics": {k: v for k, v in numerics.items() if k != "cpu"},
+        },
     )
     with atomic.output(metrics_dir) as tmp:
         tmp.mkdir()
         metrics.to_csv(tmp / "metrics.csv", index=False)
+        (tmp / "numerics.json").write_text(json.dumps(numerics, indent=1) + "\n")
         (tmp / "positions.json").write_text(
             json.dumps(
                 {

@@ -1,6 +1,8 @@
 """The Gymnasium front end of the Key-Door maze, registered as ``KeyDoorMaze-v0``
-(``gym.make("dtpe.world.env:KeyDoorMaze-v0", size=12)`` imports this module first), and the maze's
-pictures: `rgb` (an image, also used by the explorer's animations) and `ansi` (text)."""
+(``gym.make("dtpe.world.env:KeyDoorMaze-v0", size=12)`` imports this module first), one layout of
+the batched stepper; `GymVectorBatch`, a Gymnasium vector env of it played as a batch of
+episodes, as the batched stepper plays them; and the maze's pictures: `rgb` (an image, also used
+by the explorer's animations) and `ansi` (text)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,8 @@ from dtpe.world.maze import (
     N_ACTIONS,
     N_CODES,
     WALL,
+    BatchedMaze,
     Layouts,
-    render,
-    transition,
 )
 
 CELL_PIXELS = 8
@@ -73,7 +74,8 @@ class KeyDoorMazeEnv(gym.Env):
     `step_reward` on every step (a penalty), plus `goal_reward` on reaching the goal.
 
     ## Termination
-    Terminated on reaching the goal; truncated after `cap_factor * N` steps.
+    Terminated on reaching the goal; truncated after `cap_factor * N` steps. A step after the
+    episode's end leaves it as it ended, with reward 0 (the batched stepper's rule).
 
     ## Rendering
     `render_mode="rgb_array"`: an (N * CELL_PIXELS, N * CELL_PIXELS, 3) uint8 image;
@@ -113,33 +115,63 @@ class KeyDoorMazeEnv(gym.Env):
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
-        self.layout = self.fixed_layout or layouts.generate(
+        layout = self.fixed_layout or layouts.generate(
             self.size, 1, self.np_random, self.wall_density
         )
-        self.pos = self.layout.start.copy()
-        self.has_key = np.zeros(1, dtype=bool)
-        self.t = 0
-        return self._obs(), {}
+        self.maze = BatchedMaze(layout, self.cap, self.step_reward, self.goal_reward)
+        return self.maze.observe()[0], {}
 
-    def _obs(self) -> np.ndarray:
-        return render(self.layout.grid, self.pos, self.has_key)[0]
+    @property
+    def pos(self) -> np.ndarray:
+        """(1, 2) the agent's (row, col)"""
+        return self.maze.pos
 
     def step(self, action):
-        self.pos, self.has_key, at_goal = transition(
-            self.layout.grid, self.pos, self.has_key, np.array([int(action)])
+        obs, reward, terminated, truncated = self.maze.step(np.array([int(action)]))
+        return (
+            obs[0],
+            float(reward[0]),
+            bool(terminated[0]),
+            bool(truncated[0]),
+            {"has_key": bool(self.maze.has_key[0])},
         )
-        self.t += 1
-        terminated = bool(at_goal[0])
-        truncated = not terminated and self.t >= self.cap
-        reward = self.step_reward + self.goal_reward * terminated
-        return self._obs(), float(reward), terminated, truncated, {"has_key": bool(self.has_key[0])}
 
     def render(self):
         if self.render_mode == "rgb_array":
-            return rgb(self._obs())
+            return rgb(self.maze.observe()[0])
         if self.render_mode == "ansi":
-            return ansi(self._obs())
+            return ansi(self.maze.observe()[0])
         return None
+
+
+class GymVectorBatch:
+    """A Gymnasium vector env of KeyDoorMaze-v0 envs as one batch of episodes, stepped as
+    BatchedMaze steps its mazes (the BatchedEnv of steps/rollout.py): done, success and t (B,)
+    per episode, and once an episode has ended its actions are ignored and its reward is 0. A
+    vector env resets a finished env by itself (autoreset, on the next step in Gymnasium's
+    default mode) and plays on; whatever the mode, what it plays after an episode's end belongs
+    to no episode here."""
+
+    def __init__(self, vector_env: gym.vector.VectorEnv):
+        self.vector_env = vector_env
+
+    def reset(self) -> np.ndarray:
+        obs, _ = self.vector_env.reset()
+        b = self.vector_env.num_envs
+        self.t = np.zeros(b, dtype=np.int64)
+        self.success = np.zeros(b, dtype=bool)
+        self.done = np.zeros(b, dtype=bool)
+        return obs
+
+    def step(self, actions: np.ndarray):
+        """Returns (obs, reward, terminated, truncated), each over all B episodes."""
+        active = ~self.done
+        obs, reward, terminated, truncated, _ = self.vector_env.step(np.asarray(actions))
+        terminated, truncated = active & terminated, active & truncated
+        self.t += active
+        self.success |= terminated
+        self.done |= terminated | truncated
+        return obs, np.where(active, reward, 0.0), terminated, truncated
 
 
 gym.register(id="KeyDoorMaze-v0", entry_point="dtpe.world.env:KeyDoorMazeEnv")

@@ -12,18 +12,8 @@ import pkgutil
 import sys
 from pathlib import Path
 
-from dtpe.model.encodings.base import (
-    AXES,
-    DEFAULT_T,
-    REGISTRY,
-    Encoding,
-    NotApplicable,
-    Variant,
-    create,
-    register,
-    variant,
-    variant_name,
-)
+from dtpe.model.catalog import AXES, DEFAULT_T, Variant, variant
+from dtpe.model.encodings.base import REGISTRY, Encoding, NotApplicable, create, register
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
@@ -85,5 +75,4 @@ __all__ = [
     "sources",
     "table",
     "variant",
-    "variant_name",
 ]

@@ -1,31 +1,21 @@
-"""The interface every encoding implements, the two registries (one per axis), and the one place
-where a model variant's name is read.
+"""The interface every encoding implements and the two registries (one per axis); a variant's
+name is read by dtpe.model.catalog.
 
 A model has two positions per token: k, the index of its timestep inside the context window
 (0..T-1, shared by the step's three tokens), and t, the global episode timestep. Each axis has
 its own registry; an encoding plugs into the transformer through three narrow hooks, as in
 x-transformers: add to the token embeddings, rotate q/k, add a bias to the attention logits
 (a t encoding through the first alone). The model calls the hooks and never branches on names.
-
-Variant names: `<k>` is the study's model with k = <k> and t = sinusoidal (`learned`,
-`sinusoidal`, `rope` keep their names and results); `<k>-t_<t>` names another t
-(`rope-t_learned`, `nope-t_none`).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
-AXES = ("k", "t")
-REGISTRY: dict[str, dict[str, type["Encoding"]]] = {axis: {} for axis in AXES}
-DEFAULT_T = "sinusoidal"
-"""the t encoding of a variant named by its k encoding alone (the study's three models)"""
+from dtpe.model.catalog import AXES
 
-_VARIANT = re.compile(r"^(?P<k>[a-z0-9]+)(?:-t_(?P<t>[a-z0-9]+))?$")
+REGISTRY: dict[str, dict[str, type["Encoding"]]] = {axis: {} for axis in AXES}
 
 
 class NotApplicable(ValueError):
@@ -46,38 +36,6 @@ def register(axis: str, name: str, reference: str):
         return cls
 
     return add
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A model variant's two encodings."""
-
-    k: str
-    """name in the k registry"""
-    t: str
-    """name in the t registry"""
-
-
-def variant(name: str) -> Variant:
-    """Reads a variant name (`rope`, `rope-t_learned`); raises ValueError naming the problem."""
-    match = _VARIANT.match(name)
-    if match is None:
-        raise ValueError(
-            f"encoding variant {name!r} is not `<k>` or `<k>-t_<t>` (lowercase letters, digits)"
-        )
-    parsed = Variant(match["k"], match["t"] or DEFAULT_T)
-    for axis in AXES:
-        if getattr(parsed, axis) not in REGISTRY[axis]:
-            raise ValueError(
-                f"encoding variant {name!r}: unknown {axis} encoding {getattr(parsed, axis)!r}; "
-                f"registered: {sorted(REGISTRY[axis])}"
-            )
-    return parsed
-
-
-def variant_name(k: str, t: str) -> str:
-    """The inverse of `variant`."""
-    return k if t == DEFAULT_T else f"{k}-t_{t}"
 
 
 def create(axis: str, name: str, cfg) -> "Encoding":

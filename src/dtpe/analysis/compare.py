@@ -1,0 +1,187 @@
+"""Runs side by side (e.g. the default and the protocol run, each made by its own command): one
+tidy table, one Markdown table and one figure from each run's own statistics, the folder its
+stats step wrote (<run>/results/stats/). Nothing is recomputed: an encoding's mean success and
+interval are copied from success_by_grid.csv, a pair's difference, interval and Holm p from the
+Holm family's rows of comparisons.csv (every pair at every grid size at the training context),
+so a run's numbers here are those of its own report.
+
+Outputs in out_dir: compare.csv (one row per run, grid size and encoding or pair), compare.md
+(the same, a column per run) and compare.png (per grid size, each pair's difference with its
+interval, one colour and marker per run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from dtpe.analysis import tables
+
+STATS = ("success_by_grid.csv", "comparisons.csv", "methods.json")
+"""what is read from each run's results/stats/"""
+COLUMNS = [
+    "run",
+    "grid_size",
+    "kind",
+    "encoding",
+    "estimate_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "p_holm",
+]
+"""compare.csv: kind `success` (encoding: one encoding; estimate: its mean success) or
+`difference` (encoding: a pair, "a − b"; estimate: the difference of their mean success, in
+points); the interval at the run's own confidence; p_holm for a difference only"""
+MARKERS = "osD^vPX*"
+NOT_RUN = "not run"
+"""a Markdown cell of an encoding or pair that run does not have"""
+
+
+def stats_dir(run: Path) -> Path:
+    return Path(run) / "results" / "stats"
+
+
+def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, float]]:
+    """The runs' numbers as compare.csv holds them, and each run's confidence level. Every
+    file is checked before any is read, so a missing run stops the step before it writes."""
+    if len(labels) != len(runs) or len(set(labels)) != len(labels):
+        shown = ", ".join(map(str, runs))
+        raise ValueError(f"one distinct label per run needed: runs {shown}; labels {labels}")
+    for run in map(Path, runs):
+        if not run.is_dir():
+            raise FileNotFoundError(f"run folder {run} does not exist")
+        missing = [
+            str(stats_dir(run) / name) for name in STATS if not (stats_dir(run) / name).is_file()
+        ]
+        if missing:
+            raise FileNotFoundError(
+                f"run {run}: {', '.join(missing)} missing (its stats step has not run)"
+            )
+    frames, confidence = [], {}
+    for run, label in zip(map(Path, runs), labels):
+        frames.append(numbers(stats_dir(run), label))
+        confidence[label] = tables.methods(stats_dir(run))["confidence"]
+    return pd.concat(frames, ignore_index=True), confidence
+
+
+def numbers(stats: Path, label: str) -> pd.DataFrame:
+    """One run's rows: per grid size its encodings' success, then its pairs' differences, each
+    in the order its stats step wrote them."""
+    success = tables.read(stats, "success_by_grid")
+    pairs = tables.primary(stats)
+    frame = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "grid_size": success.grid_size,
+                    "kind": "success",
+                    "encoding": success.encoding,
+                    "estimate_pct": success.success_pct_mean,
+                    "ci_low_pct": success.ci_low_pct,
+                    "ci_high_pct": success.ci_high_pct,
+                    "p_holm": np.nan,
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "grid_size": pairs.grid_size,
+                    "kind": "difference",
+                    "encoding": pairs.encoding_a + " − " + pairs.encoding_b,
+                    "estimate_pct": pairs.diff_pct,
+                    "ci_low_pct": pairs.ci_low_pct,
+                    "ci_high_pct": pairs.ci_high_pct,
+                    "p_holm": pairs.p_holm,
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
+    frame.insert(0, "run", label)
+    return frame.sort_values("grid_size", kind="stable")[COLUMNS]
+
+
+def write(table: pd.DataFrame, confidence: dict[str, float], out_dir: Path) -> list[Path]:
+    """compare.csv, compare.md and compare.png in out_dir; returns them."""
+    out_dir = Path(out_dir)
+    paths = [out_dir / f"compare.{ext}" for ext in ("csv", "md", "png")]
+    table.to_csv(paths[0], index=False)
+    paths[1].write_text(markdown(table, confidence))
+    # no software metadata: a rerun on the same inputs gives the same bytes
+    figure(table, confidence).savefig(paths[2], dpi=150, metadata={"Software": None})
+    return paths
+
+
+def levels(confidence: dict[str, float]) -> str:
+    """The runs' confidence levels: one, or one per run where they differ."""
+    shown = {label: f"{100 * c:g} %" for label, c in confidence.items()}
+    if len(set(shown.values())) == 1:
+        return next(iter(shown.values()))
+    return ", ".join(f"{level} ({label})" for label, level in shown.items())
+
+
+def cell(row) -> str:
+    if row.kind == "success":
+        return tables.with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct)
+    shown = tables.with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
+    return f"{shown}, Holm p {tables.p_value(row.p_holm)}"
+
+
+def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
+    keys = ["grid_size", "kind", "encoding"]
+    cells = table.assign(cell=[cell(row) for row in table.itertuples()])
+    wide = cells.pivot(index=keys, columns="run", values="cell")
+    # rows in the runs' own order (grid size, then success before differences), runs as given
+    order = cells.assign(kind_rank=cells.kind.eq("difference"))
+    order = order.sort_values(["grid_size", "kind_rank"], kind="stable").drop_duplicates(keys)
+    wide = wide.reindex(pd.MultiIndex.from_frame(order[keys]))[list(dict.fromkeys(table.run))]
+    shown = wide.fillna(NOT_RUN).reset_index()
+    shown.insert(0, "Grid", shown.pop("grid_size").map(tables.grid_label))
+    shown = shown.drop(columns="kind").rename(columns={"encoding": "Encoding or a − b"})
+    caption = (
+        "Each run's own statistics (its results/stats/), side by side. An encoding: mean success "
+        "% over seeds [CI]; a pair a − b: the difference of mean success in points [CI] and its "
+        f"Holm-adjusted p, at the run's training context. CI: {levels(confidence)}, the run's "
+        f"two-level bootstrap. {tables.UNDEFINED}: undefined (one seed); {NOT_RUN}: an encoding "
+        "or pair that run does not have."
+    )
+    return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
+
+
+def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
+    """Per grid size (panels), each pair's difference a − b with its interval (rows), one
+    colour and marker per run, the runs of a pair side by side."""
+    pairs_table = table[table.kind == "difference"]
+    sizes = sorted(pairs_table.grid_size.unique())
+    pairs = list(dict.fromkeys(pairs_table.encoding))
+    runs = list(dict.fromkeys(table.run))
+    cmap = colormaps["tab10"]
+    fig = Figure(figsize=(2.2 + 2.6 * len(sizes), 1.6 + 0.45 * len(pairs)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(sizes), sharey=True, sharex=True))
+    rows = {pair: len(pairs) - 1 - i for i, pair in enumerate(pairs)}  # the first pair on top
+    # vertical offsets keep the runs of one pair apart, the first run on top as in the legend
+    offsets = np.linspace(0.25, -0.25, len(runs)) if len(runs) > 1 else [0.0]
+    for ax, size in zip(axes, sizes):
+        ax.axvline(0, color="black", linewidth=0.8)
+        for i, (run, offset) in enumerate(zip(runs, offsets)):
+            own = pairs_table[(pairs_table.run == run) & (pairs_table.grid_size == size)]
+            y = own.encoding.map(rows) + offset
+            colour = cmap(i % cmap.N)
+            ax.hlines(y, own.ci_low_pct, own.ci_high_pct, colors=[colour])
+            ax.scatter(own.estimate_pct, y, color=colour, marker=MARKERS[i % len(MARKERS)], s=20)
+        ax.set(title=tables.grid_label(size), xlabel="Δ success a − b (pp)")
+    axes[0].set_yticks(list(rows.values()), list(rows))
+    fig.legend(
+        handles=[
+            Line2D([], [], color=cmap(i % cmap.N), marker=MARKERS[i % len(MARKERS)], label=run)
+            for i, run in enumerate(runs)
+        ],
+        loc="outside right upper",
+        frameon=False,
+    )
+    fig.suptitle(f"Differences of mean success per run, with each run's {levels(confidence)} CI")
+    return fig

@@ -1,0 +1,91 @@
+"""Batched episodes: a policy plays a batch of environments in lockstep, once per step for the
+whole batch of unfinished episodes. `play` takes any environment and policy of the two small
+interfaces below: the maze's own batched stepper (world/maze.py) or a Gymnasium vector env of
+KeyDoorMaze-v0 through world/env.py's GymVectorBatch; the Decision Transformer
+(model/policy.py) or any other policy. `rollout` is the evaluation's: the model on the maze.
+
+A failed episode counts the steps it took, i.e. the cap."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from dtpe.model.policy import DecisionTransformerPolicy
+from dtpe.world.maze import N_ACTIONS, BatchedMaze, Layouts
+
+
+class BatchedEnv(Protocol):
+    """B episodes stepped together, as BatchedMaze steps them. An episode's steps after its end
+    are ignored and give reward 0."""
+
+    done: np.ndarray
+    """(B,) bool, whether each episode has ended (reached its goal or its cap)"""
+    success: np.ndarray
+    """(B,) bool, whether each episode reached its goal"""
+    t: np.ndarray
+    """(B,) int, the steps each episode has taken"""
+
+    def reset(self) -> np.ndarray:
+        """Starts every episode again; returns the observations (B, N, N)."""
+
+    def step(self, actions: np.ndarray) -> tuple:
+        """One action (B,) per episode; returns (obs (B, N, N), reward (B,), terminated (B,),
+        truncated (B,))."""
+
+
+class Policy(Protocol):
+    """Acts on a batch of episodes; it keeps whatever it conditions on (a window, a cache)."""
+
+    def start(self, batch_size: int, cap: int) -> None:
+        """New episodes: `batch_size` of them, each of at most `cap` steps."""
+
+    def act(self, obs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Actions (B,) for observations (B, N, N), and their probabilities (B, N_ACTIONS); only
+        the `active` (B,) bool episodes' rows count."""
+
+    def observe(self, rewards: np.ndarray) -> None:
+        """The rewards (B,) the actions just chosen earned."""
+
+
+def play(env: BatchedEnv, policy: Policy, cap: int, trace: bool = False) -> dict:
+    """Plays every episode of `env` to its end, at most `cap` steps; returns success (bool) and
+    steps (int) arrays, and with `trace` the chosen actions (B, cap) and their probabilities
+    (B, cap, N_ACTIONS) at every step (zero past an episode's end), so a replay is this
+    episode."""
+    obs = env.reset()
+    b = len(obs)
+    policy.start(b, cap)
+    actions = np.zeros((b, cap), np.int64)
+    probs = np.zeros((b, cap, N_ACTIONS), np.float32) if trace else None
+    for t in range(cap):
+        active = ~env.done
+        if not active.any():
+            break
+        actions[:, t], p = policy.act(obs, active)
+        if trace:
+            probs[:, t] = p
+        obs, reward, _, _ = env.step(actions[:, t])
+        policy.observe(reward)
+    result = {"success": env.success.copy(), "steps": env.t.copy()}
+    if trace:
+        played = np.arange(cap)[None, :] < env.t[:, None]
+        result.update(actions=np.where(played, actions, 0), probs=probs)
+    return result
+
+
+def rollout(
+    model,
+    lay: Layouts,
+    env,
+    context: int,
+    target_return: float,
+    precision: str = "fp32",
+    trace: bool = False,
+) -> dict:
+    """Greedy episodes of `model` on every layout of the maze, whose rules and cap are the
+    `env` params: `play`'s results."""
+    policy = DecisionTransformerPolicy(model, context, target_return, precision)
+    cap = env.cap(lay.size)
+    return play(BatchedMaze(lay, cap, env.step_reward, env.goal_reward), policy, cap, trace)

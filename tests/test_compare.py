@@ -1,0 +1,113 @@
+"""`dtpe compare`: two runs' own statistics side by side, copied and never recomputed. Each fake
+run is the stats step's real output on tests/test_stats.py's synthetic sweeps, one run with three
+seeds and one with two, so that their numbers differ."""
+
+import math
+
+import pandas as pd
+import pytest
+from test_stats import synthetic_params, write_inputs
+
+from dtpe import cli
+from dtpe.analysis import compare, stats
+
+RUNS = {"three": [1, 2, 3], "two": [1, 2]}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, tiny_params) -> dict:
+    """label -> run folder holding results/stats, as a run's stats step leaves it."""
+    root = tmp_path_factory.mktemp("runs")
+    folders = {}
+    for label, seeds in RUNS.items():
+        results = root / label / "results"
+        paths = write_inputs(results, seeds)
+        (results / "stats").mkdir()
+        stats.run(
+            synthetic_params(tiny_params, seeds),
+            paths["test"],
+            paths["grid"],
+            paths["context"],
+            paths["metrics"],
+            paths["attention"],
+            results / "stats",
+        )
+        folders[label] = root / label
+    return folders
+
+
+@pytest.fixture(scope="module")
+def written(runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("compare") / "compare"
+    args = ["compare", "--runs", *map(str, runs.values()), "--labels", *runs, "--out", str(out)]
+    assert cli.main(args) == 0
+    return out
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def test_differences_are_each_runs_primary_comparisons(runs, written):
+    table = pd.read_csv(written / "compare.csv")
+    assert list(table.columns) == compare.COLUMNS
+    for label, run in runs.items():
+        theirs = pd.read_csv(run / "results" / "stats" / "comparisons.csv")
+        theirs = theirs[theirs.primary]
+        ours = table[(table.run == label) & (table.kind == "difference")]
+        assert len(ours) == len(theirs) > 0
+        for mine, row in zip(ours.itertuples(), theirs.itertuples()):
+            assert (mine.grid_size, mine.encoding) == (
+                row.grid_size,
+                f"{row.encoding_a} − {row.encoding_b}",
+            )
+            for a, b in (
+                (mine.estimate_pct, row.diff_pct),
+                (mine.ci_low_pct, row.ci_low_pct),
+                (mine.ci_high_pct, row.ci_high_pct),
+                (mine.p_holm, row.p_holm),
+            ):
+                assert same(a, b)
+
+
+def test_success_is_each_runs_success_by_grid(runs, written):
+    table = pd.read_csv(written / "compare.csv")
+    for label, run in runs.items():
+        theirs = pd.read_csv(run / "results" / "stats" / "success_by_grid.csv")
+        ours = table[(table.run == label) & (table.kind == "success")]
+        assert list(zip(ours.grid_size, ours.encoding)) == list(
+            zip(theirs.grid_size, theirs.encoding)
+        )
+        assert ours.estimate_pct.tolist() == theirs.success_pct_mean.tolist()
+        assert ours.ci_low_pct.tolist() == theirs.ci_low_pct.tolist()
+        assert ours.p_holm.isna().all()
+    # the runs differ, so a mix-up of runs would show
+    three, two = (table[table.run == label].estimate_pct.tolist() for label in RUNS)
+    assert three != two
+
+
+def test_markdown_has_a_column_per_run_and_the_figure_is_written(written):
+    text = (written / "compare.md").read_text()
+    header = next(line for line in text.splitlines() if line.startswith("| Grid"))
+    assert [c.strip() for c in header.strip("|").split("|")][2:] == list(RUNS)
+    assert "| 10×10  | rope − learned" in text and "Holm p" in text
+    png = (written / "compare.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_a_missing_run_is_named_and_nothing_is_written(runs, tmp_path, capsys):
+    out = tmp_path / "compare"
+    gone = tmp_path / "runs" / "protocol"
+    args = ["compare", "--runs", str(runs["three"]), str(gone), "--labels", "three", "protocol"]
+    assert cli.main([*args, "--out", str(out)]) == 1
+    assert f"run folder {gone} does not exist" in capsys.readouterr().err
+    gone.mkdir(parents=True)
+    assert cli.main([*args, "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert str(gone / "results" / "stats" / "comparisons.csv") in err
+    assert not out.exists()
+
+
+def test_labels_must_match_the_runs(runs):
+    with pytest.raises(ValueError, match="one distinct label per run"):
+        compare.read(list(runs.values()), ["only one"])

@@ -1,0 +1,90 @@
+"""The rollout seam: the same policy on the same layouts plays the same episodes whether the
+batch is the maze's own stepper or a Gymnasium vector env of KeyDoorMaze-v0 (one env per layout),
+which resets each finished env by itself and plays on."""
+
+import functools
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from dtpe.model.policy import DecisionTransformerPolicy
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import dataset, rollout
+from dtpe.world.env import GymVectorBatch
+from dtpe.world.maze import N_ACTIONS, BatchedMaze
+from dtpe.world.planner import plan
+
+
+def gym_batch(lay, env) -> GymVectorBatch:
+    return GymVectorBatch(
+        gym.vector.SyncVectorEnv(
+            [
+                functools.partial(
+                    gym.make,
+                    "KeyDoorMaze-v0",
+                    size=lay.size,
+                    cap_factor=env.cap_factor,
+                    step_reward=env.step_reward,
+                    goal_reward=env.goal_reward,
+                    layout=lay.subset([i]),
+                )
+                for i in range(len(lay))
+            ]
+        )
+    )
+
+
+def test_the_model_plays_the_same_episodes_in_the_gym_vector_env(tiny_data, tiny_params):
+    torch.manual_seed(0)
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "rope")).eval()
+    lay, _ = dataset.load_suite(tiny_data, 8)
+    env, context, target = tiny_params.env, tiny_params.model.context, 0.8
+    policy = DecisionTransformerPolicy(model, context, target)
+    through_gym = rollout.play(gym_batch(lay, env), policy, env.cap(lay.size), trace=True)
+    maze = rollout.rollout(model, lay, env, context, target, trace=True)
+    for key in ("success", "steps", "actions", "probs"):
+        np.testing.assert_array_equal(through_gym[key], maze[key], err_msg=key)
+
+
+class Scripted:
+    """Plays each episode's own actions, then action 0; adds up the rewards it observes."""
+
+    def __init__(self, scripts: list[list[int]]):
+        self.scripts = scripts
+
+    def start(self, batch_size: int, cap: int) -> None:
+        self.t, self.returns = 0, np.zeros(batch_size)
+
+    def act(self, obs, active):
+        actions = [s[self.t] if self.t < len(s) else 0 for s in self.scripts]
+        self.t += 1
+        return np.array(actions), np.zeros((len(actions), N_ACTIONS), np.float32)
+
+    def observe(self, rewards) -> None:
+        self.returns += rewards
+
+
+def test_episodes_that_end_apart_are_the_mazes_in_the_gym_vector_env(tiny_data, tiny_params):
+    """Half the episodes follow the plan and end early, at different steps; the vector env
+    resets them and plays on, and none of that reaches the batch's results or rewards."""
+    lay, _ = dataset.load_suite(tiny_data, 8)
+    env, cap = tiny_params.env, tiny_params.env.cap(lay.size)
+    scripts = [plan(lay, i) if i % 2 == 0 else [] for i in range(len(lay))]
+    played = {}
+    for name, batch in (
+        ("maze", BatchedMaze(lay, cap, env.step_reward, env.goal_reward)),
+        ("gym", gym_batch(lay, env)),
+    ):
+        policy = Scripted(scripts)
+        played[name] = rollout.play(batch, policy, cap, trace=True), policy.returns
+    (maze, maze_returns), (through_gym, gym_returns) = played["maze"], played["gym"]
+    planned = np.array([len(s) for s in scripts[::2]])
+    assert maze["success"][::2].all() and (maze["steps"][::2] == planned).all()
+    assert len(set(planned)) > 1 and (planned < cap).all()
+    for key in ("success", "steps", "actions"):
+        np.testing.assert_array_equal(through_gym[key], maze[key], err_msg=key)
+    np.testing.assert_array_equal(gym_returns, maze_returns)
+    np.testing.assert_allclose(
+        maze_returns, env.step_reward * maze["steps"] + env.goal_reward * maze["success"]
+    )
