@@ -61,3 +61,24 @@ def tiny_data(tmp_path_factory, tiny_params):
     out = tmp_path_factory.mktemp("data") / "data"
     dataset.build(tiny_params, out)
     return out
+
+
+def plan(layouts, index: int = 0) -> list[int]:
+    """The optimal action sequence from layout `index`'s start (empty if the goal is
+    unreachable): the planner's moves, replayed through the maze's rules."""
+    import numpy as np
+
+    from dtpe.world.maze import transition
+    from dtpe.world.planner import UNREACHABLE, CostToGo
+
+    one = layouts.subset([index])
+    ctg = CostToGo(one)
+    pos, has_key, zero = one.start.copy(), np.zeros(1, dtype=bool), np.zeros(1, dtype=np.int64)
+    if ctg.steps(pos, has_key, zero)[0] == UNREACHABLE:
+        return []
+    actions = []
+    while ctg.steps(pos, has_key, zero)[0] > 0:
+        a = ctg.optimal_action(pos, has_key, zero)
+        pos, has_key, _ = transition(one.grid, pos, has_key, a)
+        actions.append(int(a[0]))
+    return actions

@@ -7,13 +7,13 @@ import functools
 import gymnasium as gym
 import numpy as np
 import torch
+from conftest import plan
 
 from dtpe.model.policy import DecisionTransformerPolicy
 from dtpe.model.transformer import DecisionTransformer, ModelConfig
 from dtpe.steps import dataset, rollout
 from dtpe.world.env import GymVectorBatch
 from dtpe.world.maze import N_ACTIONS, BatchedMaze
-from dtpe.world.planner import plan
 
 
 def gym_batch(lay, env) -> GymVectorBatch:

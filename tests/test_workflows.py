@@ -166,3 +166,45 @@ def test_deps_cover_every_imported_module():
         for tool, deps in (("dvc.yaml", stage["deps"]), ("Snakemake", jobs[cmd]["deps"])):
             missing = {f for f in imported if not any(covers(d, f) for d in deps)}
             assert not missing, f"{stage['name']}: {tool} lacks the imported {sorted(missing)}"
+
+
+def snakemake_params(root: Path) -> dict[str, set[str]]:
+    """Each rule's params, as the params keys they read: `x=config["a"]["b"]` reads `a.b`."""
+    rules = {}
+    for path in sorted((root / "workflow" / "rules").glob("*.smk")):
+        for name, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", path.read_text(), re.M):
+            block = re.search(r"^    params:\n((?:        .*\n)*)", body, re.M)
+            rules[name] = {
+                ".".join(re.findall(r'\["(\w+)"\]', reads))
+                for reads in re.findall(
+                    r"config((?:\[\"\w+\"\])+)", block.group(1) if block else ""
+                )
+            }
+    return rules
+
+
+def dvc_params(root: Path) -> dict[str, set[str]]:
+    """Each stage's params keys, without the code.<variant> hashes (checked above)."""
+    with Repo(str(root)) as repo:
+        return {
+            s.name.split("@")[0]: {
+                key
+                for d in s.deps
+                if isinstance(d, ParamsDependency)
+                for key in d.params
+                if not key.startswith("code.")
+            }
+            for s in repo.index.stages
+            if isinstance(s, PipelineStage)
+        }
+
+
+def test_each_step_reads_the_same_params_in_both_tools():
+    """A params group a step reads but one tool does not list would not rerun that step there
+    when it changes (compute.numerics changes every trained byte, for instance)."""
+    rules, stages = snakemake_params(ROOT), dvc_params(ROOT)
+    for stage, keys in stages.items():
+        if stage in ("validate", "report"):  # they read the whole validated file
+            continue
+        assert rules[stage] == keys, f"{stage}: Snakemake reads {rules[stage]}, DVC {keys}"
+    assert "compute" in rules["train"]

@@ -10,6 +10,7 @@ rule attention:
     params:
         attention=config["attention"],
         env=config["env"],
+        compute=config["compute"],
         model=config["model"],
     log:
         "logs/attention/{encoding}_s{seed}.log",

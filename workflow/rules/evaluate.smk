@@ -14,6 +14,7 @@ rule evaluate:
     params:
         evaluate=config["evaluate"],
         env=config["env"],
+        compute=config["compute"],
         model=config["model"],
         suite_sizes=config["data"]["suite_sizes"],
     log:

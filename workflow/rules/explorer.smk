@@ -21,6 +21,7 @@ rule explore:
         study=config["study"],
         explorer=config["explorer"],
         env=config["env"],
+        compute=config["compute"],
         model=config["model"],
         evaluate=config["evaluate"],
         suite_sizes=config["data"]["suite_sizes"],

@@ -11,6 +11,7 @@ rule train:
         model=config["model"],
         train=config["train"],
         env=config["env"],
+        compute=config["compute"],
     log:
         "logs/train/{encoding}_s{seed}.log",
     benchmark:

@@ -1,4 +1,4 @@
-"""The explorer's page: explorer_page.html (vanilla JS, no library, no network) with the episodes
+"""The explorer's page: page.html (vanilla JS, no library, no network) with the episodes
 embedded as one gzip + base64 blob that the browser unpacks with its own DecompressionStream.
 
 The blob is a 4-byte little-endian length, that many bytes of JSON (models, layouts, episodes),

@@ -197,7 +197,7 @@ def load(path: Path) -> dict:
         raise DataError(f"data file {path} is corrupt or truncated: {e}") from e
 
 
-def load_suite(data_dir: Path, size: int) -> Layouts:
+def load_suite(data_dir: Path, size: int) -> tuple[Layouts, np.ndarray]:
     arrays = load(Path(data_dir) / "suites" / f"N{size}.safetensors")
     return Layouts(arrays["grid"], arrays["start"], arrays["layout_id"]), arrays["optimal_steps"]
 

@@ -30,7 +30,6 @@ class Layouts:
     ids: np.ndarray
 
     def __post_init__(self):
-        self.key = _locate(self.grid, KEY)
         self.goal = _locate(self.grid, GOAL)
 
     def __len__(self) -> int:

@@ -70,19 +70,3 @@ class CostToGo:
         # the smallest of a uniform draw over the optimal actions only
         draw = np.where(after == after.min(0), rng.random(after.shape), np.inf)
         return draw.argmin(0)
-
-
-def plan(layouts: Layouts, index: int = 0) -> list[int]:
-    """The optimal action sequence from layout `index`'s start (empty if the goal is
-    unreachable)."""
-    one = layouts.subset([index])
-    ctg = CostToGo(one)
-    pos, has_key, zero = one.start.copy(), np.zeros(1, dtype=bool), np.zeros(1, dtype=np.int64)
-    if ctg.steps(pos, has_key, zero)[0] == UNREACHABLE:
-        return []
-    actions = []
-    while ctg.steps(pos, has_key, zero)[0] > 0:
-        a = ctg.optimal_action(pos, has_key, zero)
-        pos, has_key, _ = transition(one.grid, pos, has_key, a)
-        actions.append(int(a[0]))
-    return actions

@@ -77,7 +77,7 @@ class Encoding(nn.Module):
 
     def for_context(self, context: int, scaling: str = "none") -> None:
         """Prepares the encoding for windows of `context` timesteps with an inference-time
-        `scaling` (only rope has any besides "none")."""
+        `scaling` (rope and xpos, which builds on it, have some besides "none")."""
         if scaling != "none":
             raise NotApplicable(f"encoding {self.name!r} has no {scaling!r} scaling")
 
