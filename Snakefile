@@ -1,4 +1,4 @@
-# The study's pipeline: validate -> dataset -> train (encoding x seed) -> evaluation ->
+# The study's pipeline: validate -> dataset -> train (variant x seed) -> evaluation ->
 # attention -> statistics -> tables, figures, report. Rules only wire `dtpe` subcommands;
 # dvc.yaml runs the same commands (tests/test_workflows.py checks that they agree).
 from snakemake.utils import min_version

@@ -44,8 +44,9 @@ def reduced_params(tree: Path, out: Path, fraction: float) -> tuple[Path, dict]:
     raw = yaml.safe_load((tree / "params.yaml").read_text())
     full_epochs = raw["train"]["epochs"]
     raw["train"]["epochs"] = max(1, round(full_epochs * fraction))
-    raw["study"]["encodings"] = [raw["stats"]["reference"]]
-    raw["study"]["seeds"] = raw["study"]["seeds"][:1]
+    # `study.variants` was `study.encodings` before issue 28: each tree its own word
+    study_key = "variants" if "variants" in raw["study"] else "encodings"
+    raw["study"] = {study_key: [raw["stats"]["reference"]], "seeds": raw["study"]["seeds"][:1]}
     path = out / "params.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path, {"epochs": raw["train"]["epochs"], "full_epochs": full_epochs, "raw": raw}
@@ -53,9 +54,11 @@ def reduced_params(tree: Path, out: Path, fraction: float) -> tuple[Path, dict]:
 
 def commands(tree: Path, params: Path, raw: dict, work: Path) -> dict[str, list[list[str]]]:
     """The steps one model takes through this tree's CLI, by what they are."""
-    encoding, seed = raw["study"]["encodings"][0], raw["study"]["seeds"][0]
+    study_key = "variants" if "variants" in raw["study"] else "encodings"
+    variant, seed = raw["study"][study_key][0], raw["study"]["seeds"][0]
+    flag = "--variant" if study_key == "variants" else "--encoding"
     model, data = work / "model", work / "data"
-    common = ["--params", str(params), "--encoding", encoding, "--seed", str(seed)]
+    common = ["--params", str(params), flag, variant, "--seed", str(seed)]
     common += ["--threads", "1", "--data", str(data)]
     train = [["train", *common, "--out", str(model), "--metrics", str(work / "metrics")]]
     train[0] += ["--resume-dir", str(work / "resume")]

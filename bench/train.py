@@ -143,7 +143,7 @@ def main():
     context, bs = study.model.context, study.train.batch_size
     precision = args.precision or study.train.precision
 
-    cfg = ModelConfig.from_params(study.model, "rope")
+    cfg = ModelConfig.from_params(study, "rope")
     items = batches(eps, args.batches, bs, context)
     steps = {}
     torch.manual_seed(0)
@@ -167,7 +167,7 @@ def main():
     )
 
     small = dataclasses.replace(
-        ModelConfig.from_params(default.model, "rope"), dropout=0.0, attention_dropout=0.0
+        ModelConfig.from_params(default, "rope"), dropout=0.0, attention_dropout=0.0
     )
     check = batches(eps, args.check_steps, default.train.batch_size, default.model.context, seed=1)
     losses = {}

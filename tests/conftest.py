@@ -27,15 +27,27 @@ TINY_MODEL = dict(
     encoder_filters=8,
     view_radius=2,
     rtg_scale=1.0,
-    t_table=40,
-    t_max_offset=60,
 )
+ENCODING_OPTIONS = yaml.safe_load((ROOT / "params.yaml").read_text())["encodings"]
+
+
+def model_config(variant: str, shape: dict = TINY_MODEL, options: dict | None = None, **fields):
+    """A ModelConfig of `shape` (with `fields` changed) for `variant`, its encodings' options
+    taken from `options` (as params' `encodings` group; params.yaml's by default)."""
+    from dtpe.model.catalog import options_of
+    from dtpe.model.transformer import ModelConfig
+
+    return ModelConfig(
+        **{**shape, **fields},
+        variant=variant,
+        options=options_of(variant, ENCODING_OPTIONS if options is None else options),
+    )
 
 
 def tiny_raw() -> dict:
     """params.yaml shrunk to seconds: a few hundred episodes, a small model, two epochs."""
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    raw["study"] = {"encodings": ["learned", "sinusoidal", "rope"], "seeds": [1, 2]}
+    raw["study"] = {"variants": ["learned", "sinusoidal", "rope"], "seeds": [1, 2]}
     raw["data"].update(episodes=200, suite_sizes=[8, 10], suite_layouts=6)
     raw["model"].update(d_model=32, n_heads=2, n_layers=2, context=6, item_dim=4, encoder_filters=8)
     raw["train"].update(epochs=2, batch_size=32, val_layouts=6, val_every=1)

@@ -22,15 +22,17 @@ STUDY = ("learned", "sinusoidal", "rope")
 SHAPE = dict(
     d_model=32, n_heads=2, n_layers=2, ffn_mult=2, dropout=0.1, attention_dropout=0.1, context=6,
     state_encoder="cnn_coord", item_dim=8, encoder_filters=8, view_radius=2, rtg_scale=1.0,
-    t_table=40, t_max_offset=60,
+    t_table=40, t_max_offset=60,  # fields of the model at 86a615c, options of encodings since
 )  # fmt: skip
 ENV = Env(wall_density=0.1, cap_factor=2, step_reward=-0.01, goal_reward=1.0)
 
 
-def build(encoding: str) -> DecisionTransformer:
+def build(variant: str) -> DecisionTransformer:
     names = {f.name for f in dataclasses.fields(ModelConfig)}
     torch.manual_seed(0)
-    cfg = ModelConfig(encoding=encoding, **{k: v for k, v in SHAPE.items() if k in names})
+    # the variant's field was `encoding` at 86a615c; the study's three read no options
+    given = {**SHAPE, "encoding": variant, "variant": variant, "options": {"k": {}, "t": {}}}
+    cfg = ModelConfig(**{k: v for k, v in given.items() if k in names})
     return DecisionTransformer(cfg).eval()
 
 

@@ -6,17 +6,15 @@ import json
 
 import pytest
 import torch
-from conftest import TINY_MODEL
+from conftest import model_config
 
 from dtpe.model.transformer import DecisionTransformer, ModelConfig
 from dtpe.steps import attention
 
-CFG = TINY_MODEL
 
-
-def make(encoding):
+def make(variant):
     torch.manual_seed(0)
-    return DecisionTransformer(ModelConfig(encoding=encoding, **CFG)).eval()
+    return DecisionTransformer(model_config(variant)).eval()
 
 
 def window(b=3, t=5, n=8):
@@ -29,17 +27,17 @@ def window(b=3, t=5, n=8):
     }
 
 
-@pytest.mark.parametrize("encoding", ["rope-t_none", "learned-t_none", "alibi-t_none"])
-def test_no_t_encoding_no_change(encoding):
-    check = attention.t_shift_check(make(encoding), window(), 100)
+@pytest.mark.parametrize("variant", ["rope-t_none", "learned-t_none", "alibi-t_none"])
+def test_no_t_encoding_no_change(variant):
+    check = attention.t_shift_check(make(variant), window(), 100)
     assert check["axis"] == "t" and check["applicable"]
     for key in ("mean_abs_diff", "max_abs_diff", "action_tv_mean", "action_tv_max"):
         assert check[key] == 0.0, key
 
 
-@pytest.mark.parametrize("encoding", ["rope", "learned", "sinusoidal", "nope"])
-def test_sinusoidal_t_changes_attention_and_actions(encoding):
-    check = attention.t_shift_check(make(encoding), window(), 100)
+@pytest.mark.parametrize("variant", ["rope", "learned", "sinusoidal", "nope"])
+def test_sinusoidal_t_changes_attention_and_actions(variant):
+    check = attention.t_shift_check(make(variant), window(), 100)
     assert check["max_abs_diff"] >= check["mean_abs_diff"] > 1e-4
     assert check["action_tv_max"] >= check["action_tv_mean"] > 1e-4
     assert check["action_tv_max"] <= 1.0
@@ -74,7 +72,7 @@ def test_learned_t_table_clamps_past_its_rows():
 
 
 def test_analyse_writes_the_translation_keys(tiny_params, tiny_data):
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, "rope-t_none")).eval()
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params, "rope-t_none")).eval()
     result = json.loads(json.dumps(attention.analyse(model, tiny_params, tiny_data, "rope", 1)))
     check = result["translation"]
     assert check["shift"] == tiny_params.attention.shift and check["axis"] == "t"

@@ -84,17 +84,16 @@ def test_the_help_walk_finds_what_lacks_help():
     "change, message",
     [
         (
-            lambda r: r["study"].update(encodings=["rope", "alibitypo"]),
-            "study.encodings: encoding variant 'alibitypo': unknown k encoding 'alibitypo'; "
-            "registered: [",
+            lambda r: r["study"].update(variants=["rope", "alibitypo"]),
+            "study.variants: variant 'alibitypo': unknown k encoding 'alibitypo'; registered: [",
         ),
         (
-            lambda r: r["study"].update(encodings=["rope-t_typo"]),
+            lambda r: r["study"].update(variants=["rope-t_typo"]),
             "unknown t encoding 'typo'; registered: [",
         ),
         (
-            lambda r: r["study"].update(encodings=["alibi-typo"]),
-            "encoding variant 'alibi-typo' is not `<k>` or `<k>-t_<t>`",
+            lambda r: r["study"].update(variants=["alibi-typo"]),
+            "variant 'alibi-typo' is not `<k>` or `<k>-t_<t>`",
         ),
         (lambda r: r["train"].update(epochs="ten"), "train.epochs: 'ten' is not of type 'integer'"),
         (
@@ -112,6 +111,35 @@ def test_the_help_walk_finds_what_lacks_help():
         (lambda r: r["data"]["split"].update(train=0.7), "data.split: fractions sum to 0.8"),
         (lambda r: r["model"].update(n_heads=3), "model.n_heads"),
         (lambda r: r["stats"].update(reference="nope"), "stats.reference"),
+        (
+            lambda r: r["study"].update(encodings=r["study"].pop("variants")),
+            "params key study.encodings is now study.variants",
+        ),
+        (
+            lambda r: r["model"].update(t_table=40),
+            "params key model.t_table is now encodings.t.learned.table",
+        ),
+        (
+            lambda r: r["encodings"]["t"]["learned"].update(table=0),
+            "encodings.t.learned.table: 0 is not an integer >= 1",
+        ),
+        (
+            lambda r: r["encodings"]["t"]["learned"].update(rows=3),
+            "encodings.t.learned.rows: the t encoding 'learned' has no such option; "
+            "its options: ['table']",
+        ),
+        (
+            lambda r: r["encodings"]["t"].pop("randomized"),
+            "encodings.t.randomized.max_offset: missing (the t encoding 'randomized' reads it)",
+        ),
+        (
+            lambda r: r["encodings"].setdefault("k", {}).update(rope={"base": 10000}),
+            "encodings.k.rope.base: the k encoding 'rope' has no such option",
+        ),
+        (
+            lambda r: r["encodings"]["t"].update(lerned={"table": 4}),
+            "encodings.t.lerned: no t encoding 'lerned'; registered: [",
+        ),
     ],
 )
 def test_bad_params_name_key_and_reason(tmp_path, tiny_raw_params, change, message, capsys):
@@ -137,15 +165,15 @@ def test_encoding_not_in_study_and_missing_model(tmp_path, tiny_raw_params, caps
     path = write(tmp_path, tiny_raw_params)
     outs = [f"--out-{s}" for s in ("test", "grid", "context")]
 
-    def evaluate(encoding):
-        args = ["evaluate", "--params", str(path), "--encoding", encoding, "--seed", "1"]
+    def evaluate(variant):
+        args = ["evaluate", "--params", str(path), "--variant", variant, "--seed", "1"]
         args += ["--model", str(tmp_path / "m")]
         for flag in outs:
             args += [flag, str(tmp_path / f"{flag}.csv")]
         return cli.main(args)
 
     assert evaluate("nope") == 2
-    assert "'nope' is not in study.encodings" in capsys.readouterr().err
+    assert "'nope' is not in study.variants" in capsys.readouterr().err
     assert evaluate("rope") == 1
     assert "config.json is missing" in capsys.readouterr().err
     assert not any((tmp_path / f"{flag}.csv").exists() for flag in outs)

@@ -57,9 +57,9 @@ def test_differences_are_each_runs_primary_comparisons(runs, written):
         ours = table[(table.run == label) & (table.kind == "difference")]
         assert len(ours) == len(theirs) > 0
         for mine, row in zip(ours.itertuples(), theirs.itertuples()):
-            assert (mine.grid_size, mine.encoding) == (
+            assert (mine.grid_size, mine.variant) == (
                 row.grid_size,
-                f"{row.encoding_a} − {row.encoding_b}",
+                f"{row.variant_a} − {row.variant_b}",
             )
             for a, b in (
                 (mine.estimate_pct, row.diff_pct),
@@ -75,8 +75,8 @@ def test_success_is_each_runs_success_by_grid(runs, written):
     for label, run in runs.items():
         theirs = pd.read_csv(run / "results" / "stats" / "success_by_grid.csv")
         ours = table[(table.run == label) & (table.kind == "success")]
-        assert list(zip(ours.grid_size, ours.encoding)) == list(
-            zip(theirs.grid_size, theirs.encoding)
+        assert list(zip(ours.grid_size, ours.variant)) == list(
+            zip(theirs.grid_size, theirs.variant)
         )
         assert ours.estimate_pct.tolist() == theirs.success_pct_mean.tolist()
         assert ours.ci_low_pct.tolist() == theirs.ci_low_pct.tolist()
@@ -111,3 +111,18 @@ def test_a_missing_run_is_named_and_nothing_is_written(runs, tmp_path, capsys):
 def test_labels_must_match_the_runs(runs):
     with pytest.raises(ValueError, match="one distinct label per run"):
         compare.read(list(runs.values()), ["only one"])
+
+
+def test_a_run_from_before_the_variant_column_is_named(runs, tmp_path):
+    """A run whose stats step wrote the old `encoding` columns fails naming file and cure."""
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(runs["two"], old)
+    for name in ("success_by_grid.csv", "comparisons.csv"):
+        path = compare.stats_dir(old) / name
+        frame = pd.read_csv(path)
+        frame.columns = [c.replace("variant", "encoding") for c in frame.columns]
+        frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"success_by_grid.csv lacks the columns \['variant'\]"):
+        compare.read([runs["three"], old], ["three", "old"])

@@ -1,6 +1,6 @@
 """dvc.yaml's top-level metrics and plots: what `dvc metrics show`, `dvc exp show` and
 `dvc plots show` read. DVC's top-level plots take no globs, so the training curves are one line
-per model: this test keeps those lines equal to params.yaml's encodings x seeds."""
+per model: this test keeps those lines equal to params.yaml's variants x seeds."""
 
 import csv
 
@@ -15,7 +15,7 @@ def declarations() -> dict:
 def test_every_model_has_its_training_curves_and_no_other():
     study = yaml.safe_load((ROOT / "params.yaml").read_text())["study"]
     wanted = {
-        f"results/train/{e}_s{s}/metrics.csv" for e in study["encodings"] for s in study["seeds"]
+        f"results/train/{e}_s{s}/metrics.csv" for e in study["variants"] for s in study["seeds"]
     }
     declared = {path: props for plot in declarations()["plots"] for path, props in plot.items()}
     missing, extra = sorted(wanted - set(declared)), sorted(set(declared) - wanted)

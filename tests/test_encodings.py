@@ -10,17 +10,21 @@ from pathlib import Path
 import pytest
 import reference_outputs
 import torch
-from conftest import ROOT
+from conftest import ROOT, model_config
 
 from dtpe.model import catalog, encodings
 from dtpe.model.encodings.alibi import alibi_slopes
 from dtpe.model.encodings.rope import scaled_inv_freq
 from dtpe.model.encodings.t5 import relative_bucket
 from dtpe.model.state_encoders import STATE_ENCODERS
-from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
+from dtpe.model.transformer import DecisionTransformer, KVCache
 
 torch.set_num_threads(1)
-CFG = dict(reference_outputs.SHAPE, dropout=0.0, attention_dropout=0.0)
+CFG = {
+    k: v
+    for k, v in dict(reference_outputs.SHAPE, dropout=0.0, attention_dropout=0.0).items()
+    if k not in ("t_table", "t_max_offset")
+}
 K_NAMES = sorted(encodings.REGISTRY["k"])
 T_NAMES = sorted(encodings.REGISTRY["t"])
 VARIANTS = list(K_NAMES) + [f"rope-t_{t}" for t in T_NAMES if t != "sinusoidal"]
@@ -28,7 +32,7 @@ VARIANTS = list(K_NAMES) + [f"rope-t_{t}" for t in T_NAMES if t != "sinusoidal"]
 
 def make(variant: str, seed: int = 0, **kw) -> DecisionTransformer:
     torch.manual_seed(seed)
-    model = DecisionTransformer(ModelConfig(encoding=variant, **{**CFG, **kw})).eval()
+    model = DecisionTransformer(model_config(variant, CFG, **kw)).eval()
     with torch.no_grad():  # biases start at 0 or 1 everywhere: randomize them so they matter
         for name, p in model.named_parameters():
             if "encoding" in name:
@@ -171,7 +175,7 @@ def test_alibi_matches_x_transformers(heads):
 
     ref = AlibiPositionalBias(heads=heads, total_heads=heads)
     torch.testing.assert_close(alibi_slopes(heads), ref.slopes.flatten(), rtol=0, atol=0)
-    cfg = ModelConfig(encoding="alibi", **{**CFG, "n_heads": heads, "d_model": 4 * heads})
+    cfg = model_config("alibi", CFG, n_heads=heads, d_model=4 * heads)
     ours = encodings.create("k", "alibi", cfg)
     pos = torch.arange(10)
     torch.testing.assert_close(ours.bias(pos, pos), ref(10, 10).float())
@@ -189,7 +193,7 @@ def test_t5_buckets_match_transformers():
 
 def test_t5_bias_reads_one_learned_entry_per_head_and_bucket():
     model = make("t5")
-    enc = model.encoding
+    enc = model.k_encoding
     pos = torch.arange(40)
     bias = enc.bias(pos, pos)
     buckets = relative_bucket(pos[None, :] - pos[:, None])
@@ -249,7 +253,7 @@ def test_rope_scaling_applies_beyond_the_training_context_only():
 def test_linear_scaling_is_position_interpolation():
     """Rope with linear scaling by s rotates position m as the trained rope rotates m / s."""
     model = make("rope")
-    enc = model.encoding
+    enc = model.k_encoding
     q, k = torch.randn(2, 1, 2, 12, CFG["d_model"] // CFG["n_heads"])
     pos = torch.arange(12) * 2
     enc.for_context(2 * CFG["context"], "linear")
@@ -270,7 +274,7 @@ def test_xpos_matches_rotary_embedding_torch():
     want = rq @ rk.transpose(-1, -2)
     # rotary-embedding-torch pairs (2i, 2i+1); this rope pairs (i, i + d/2)
     halves = torch.cat([torch.arange(0, head_dim, 2), torch.arange(1, head_dim, 2)])
-    cfg = ModelConfig(encoding="xpos", **{**CFG, "d_model": head_dim * 2, "n_heads": 2})
+    cfg = model_config("xpos", CFG, d_model=head_dim * 2, n_heads=2)
     oq, ok = encodings.create("k", "xpos", cfg).rotate(
         q[..., halves], k[..., halves], torch.arange(n)
     )
@@ -292,7 +296,7 @@ def test_relative_encodings_are_invariant_to_shifting_every_k(k):
 
 @pytest.mark.parametrize("k", ["alibi", "t5", "kerple"])
 def test_biases_depend_on_distance_alone_and_decay_or_learn(k):
-    enc = make(k).encoding
+    enc = make(k).k_encoding
     pos = torch.arange(12)
     assert torch.equal(enc.bias(pos, pos), enc.bias(pos + 100, pos + 100))
     bias = enc.bias(pos, pos)
@@ -300,7 +304,7 @@ def test_biases_depend_on_distance_alone_and_decay_or_learn(k):
 
 
 def test_kerple_is_its_formula():
-    enc = make("kerple").encoding
+    enc = make("kerple").k_encoding
     r1 = torch.nn.functional.softplus(enc.raw_r1)
     r2 = torch.nn.functional.softplus(enc.raw_r2)
     pos = torch.arange(5)
@@ -310,7 +314,7 @@ def test_kerple_is_its_formula():
 
 
 def test_nope_adds_nothing():
-    enc = make("nope").encoding
+    enc = make("nope").k_encoding
     x, q, k = torch.randn(3, 2, 2, 6, 16)
     pos = torch.arange(6)
     assert enc.add_to_input(x, pos) is x
@@ -337,7 +341,7 @@ def test_t_none_ignores_t_and_sinusoidal_t_does_not():
 
 
 def test_learned_t_clamps_past_its_table():
-    enc = make("rope-t_learned", t_table=10).t_encoding
+    enc = make("rope-t_learned", options={"t": {"learned": {"table": 10}}}).t_encoding
     x = torch.zeros(1, 3, 3, CFG["d_model"])
     t = torch.tensor([[9, 10, 500]])[..., None]
     out = enc.add_to_input(x, t)
@@ -346,7 +350,7 @@ def test_learned_t_clamps_past_its_table():
 
 
 def test_randomized_t_offsets_windows_in_training_only():
-    model = make("rope-t_randomized", t_max_offset=50)
+    model = make("rope-t_randomized", options={"t": {"randomized": {"max_offset": 50}}})
     enc = model.t_encoding
     x = torch.zeros(64, 4, 3, CFG["d_model"])
     t = torch.arange(4)[None, :, None].repeat(64, 1, 1)

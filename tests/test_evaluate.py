@@ -13,9 +13,9 @@ from dtpe.model.transformer import DecisionTransformer, ModelConfig
 from dtpe.steps import dataset, evaluate, rollout
 
 
-def model_for(params, encoding, seed=0):
+def model_for(params, variant, seed=0):
     torch.manual_seed(seed)
-    return DecisionTransformer(ModelConfig.from_params(params.model, encoding)).eval()
+    return DecisionTransformer(ModelConfig.from_params(params, variant)).eval()
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +44,11 @@ def test_test_split_is_every_test_layout_once(tiny_data, tiny_params):
     assert np.array_equal(rows.optimal_steps.to_numpy(), optimal)
 
 
-@pytest.mark.parametrize("encoding", ["rope", "learned"])
-def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, encoding):
-    model = model_for(long_params, encoding, seed=3)
-    grid = evaluate.grid_sweep(model, long_params, tiny_data, encoding, 1)
-    swept = evaluate.context_sweep(model, long_params, tiny_data, encoding, 1, grid)
+@pytest.mark.parametrize("variant", ["rope", "learned"])
+def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, variant):
+    model = model_for(long_params, variant, seed=3)
+    grid = evaluate.grid_sweep(model, long_params, tiny_data, variant, 1)
+    swept = evaluate.context_sweep(model, long_params, tiny_data, variant, 1, grid)
     train_context = long_params.model.context
     assert (grid.steps > train_context).any() and (grid.steps <= train_context).any()
     later = [c for c in long_params.evaluate.contexts if c != train_context]
@@ -63,7 +63,7 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, enco
                     long_params.env,
                     context,
                     long_params,
-                    encoding,
+                    variant,
                     1,
                 )
                 for size in long_params.data.suite_sizes
@@ -76,8 +76,8 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, enco
                 check_dtype=False,
             )
     # only rope has scalings; learned cannot run past its table and says so on every row
-    assert set(swept.rope_scaling) == ({"none", "linear"} if encoding == "rope" else {"none"})
-    if encoding == "learned":
+    assert set(swept.rope_scaling) == ({"none", "linear"} if variant == "rope" else {"none"})
+    if variant == "learned":
         beyond = swept[swept.context > train_context]
         assert not beyond.applicable.any() and beyond.success.isna().all()
         assert swept[swept.context < train_context].applicable.all()

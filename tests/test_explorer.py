@@ -24,7 +24,7 @@ from dtpe.steps import dataset, evaluate
 from dtpe.world import env as env_mod
 
 # One variant with another t, so that the page has two k and two t to pick from.
-ENCODINGS = ["rope", "learned-t_learned"]
+VARIANTS = ["rope", "learned-t_learned"]
 SEEDS = [1, 2]
 
 
@@ -34,7 +34,7 @@ def built(tmp_path_factory):
     torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("explore")
     raw = tiny_raw()
-    raw["study"] = {"encodings": ENCODINGS, "seeds": SEEDS}
+    raw["study"] = {"variants": VARIANTS, "seeds": SEEDS}
     raw["stats"]["reference"] = "rope"
     raw["train"]["epochs"] = 1
     raw["explorer"]["layouts_per_suite"] = 3
@@ -43,10 +43,10 @@ def built(tmp_path_factory):
     params = params_mod.check(raw)
     common = ["--params", str(path), "--data", str(root / "data")]
     assert cli.main(["data", "--params", str(path), "--out", str(root / "data")]) == 0
-    for e in ENCODINGS:
+    for e in VARIANTS:
         for s in SEEDS:
             name = names.model_name(e, s)
-            model = ["--encoding", e, "--seed", str(s)]
+            model = ["--variant", e, "--seed", str(s)]
             assert (
                 cli.main(
                     ["train", *common, *model, "--out", str(root / "models" / name)]
@@ -82,7 +82,7 @@ def test_every_episode_is_its_csv_row_and_the_env_agrees(built):
         ("rope", "sinusoidal"),
         ("learned", "learned"),
     }
-    per_size = params.explorer.layouts_per_suite * len(ENCODINGS) * len(SEEDS)
+    per_size = params.explorer.layouts_per_suite * len(VARIANTS) * len(SEEDS)
     assert len(head["episodes"]) == per_size * len(params.data.suite_sizes)
     for ep in head["episodes"]:
         name = head["models"][ep["m"]]["name"]
@@ -178,7 +178,7 @@ def test_animations_and_embedding_figure(built):
     for n in params.data.suite_sizes:
         gif = Image.open(root / "figures" / animations.FOLDER / animations.gif_name(n))
         reps = animations.representatives(grid, params, n)
-        rows = grid[grid.seed == SEEDS[0]].set_index(["encoding", "grid_size", "layout_id"])
+        rows = grid[grid.seed == SEEDS[0]].set_index(["variant", "grid_size", "layout_id"])
         longest = max(int(rows.loc[(e, n, v)].steps) for (e, _), v in reps.items() if v is not None)
         # Pillow merges identical frames (an agent bumping a wall): count the time instead, which
         # GIF stores in 10 ms units per stored frame.

@@ -29,8 +29,8 @@ def job_threads(tiny_params):
     torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("encoding", ["learned", "sinusoidal", "rope"])
-def test_one_batch_is_fitted_to_near_zero_loss(tiny_data, tiny_params, job_threads, encoding):
+@pytest.mark.parametrize("variant", ["learned", "sinusoidal", "rope"])
+def test_one_batch_is_fitted_to_near_zero_loss(tiny_data, tiny_params, job_threads, variant):
     # A transformer this size memorises 32 windows whatever the labels, even shifted by a step
     # (measured): this shows that the model, masks and loss can fit every labelled token, not
     # that the labels are the right ones (the epoch test below does).
@@ -38,7 +38,7 @@ def test_one_batch_is_fitted_to_near_zero_loss(tiny_data, tiny_params, job_threa
     tp, cpu = tiny_params.train, torch.device("cpu")
     episodes = dataset.load(tiny_data / "train.safetensors")
     batch = train.windows(episodes, np.arange(tp.batch_size), tiny_params.model.context, None)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params.model, encoding))
+    model = DecisionTransformer(ModelConfig.from_params(tiny_params, variant))
     opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay)
     # decayed to 0, so the last step does not land on one of Adam's late spikes
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, OVERFIT_STEPS)

@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from conftest import TINY_MODEL
+from conftest import model_config
 
 from dtpe.model import checkpoint
 from dtpe.model.encodings import REGISTRY, NotApplicable, create
@@ -15,19 +15,17 @@ from dtpe.model.encodings.rope import apply_rope, rope_angles
 from dtpe.model.state_encoders import STATE_ENCODERS
 from dtpe.model.state_encoders import create as create_state_encoder
 from dtpe.model.state_encoders.cnn_coord import CoordCNNStateEncoder
-from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
+from dtpe.model.transformer import DecisionTransformer, KVCache
 from dtpe.world.maze import AGENT, KEY, N_CODES, WALL
-
-CFG = TINY_MODEL
 
 
 def state_encoder(name):
-    return create_state_encoder(ModelConfig(encoding="rope", **{**CFG, "state_encoder": name}))
+    return create_state_encoder(model_config("rope", state_encoder=name))
 
 
 def make(encoding, **kw):
     torch.manual_seed(0)
-    return DecisionTransformer(ModelConfig(encoding=encoding, **{**CFG, **kw})).eval()
+    return DecisionTransformer(model_config(encoding, **kw)).eval()
 
 
 def inputs(b=2, t=5, n=8, seed=1):
@@ -176,14 +174,14 @@ def test_learned_table_refuses_longer_context():
 
 def test_unknown_encoding_lists_registered():
     with pytest.raises(ValueError, match="registered.*rope"):
-        create("k", "alibi-typo", DecisionTransformer(ModelConfig(encoding="rope", **CFG)).cfg)
+        create("k", "alibi-typo", DecisionTransformer(model_config("rope")).cfg)
 
 
 def test_checkpoint_refusals(tmp_path):
     model = make("rope")
     checkpoint.save(model, tmp_path / "m")
-    with pytest.raises(checkpoint.CheckpointError, match="encoding is 'rope', expected 'learned'"):
-        checkpoint.load(tmp_path / "m", dataclasses.replace(model.cfg, encoding="learned"))
+    with pytest.raises(checkpoint.CheckpointError, match="variant is 'rope', expected 'learned'"):
+        checkpoint.load(tmp_path / "m", dataclasses.replace(model.cfg, variant="learned"))
     with pytest.raises(checkpoint.CheckpointError, match="d_model is 32, expected 64"):
         checkpoint.load(tmp_path / "m", dataclasses.replace(model.cfg, d_model=64))
     with pytest.raises(checkpoint.CheckpointError, match="missing"):

@@ -1,7 +1,7 @@
 """Tables, figures and the report, run for real on synthetic results/stats/ files with known
 numbers: they render exactly what the stats stage wrote (means with their CIs, every pair's
 difference, Holm and the smallest p, power, N/A and undefined marks), for any number of
-encodings; the figures are real PNG and PDF files that a rerun reproduces byte for byte; the
+variants; the figures are real PNG and PDF files that a rerun reproduces byte for byte; the
 report states per grid size what the intervals resolve and calls nothing significant that
 Holm does not."""
 
@@ -24,13 +24,13 @@ from dtpe.steps import dataset
 from dtpe.world import layouts
 from dtpe.world.planner import CostToGo
 
-ENCODINGS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
+VARIANTS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
 REFERENCE = "rope"
 SIZES = [8, 10, 20]
 CONTEXTS = [6, 9]  # 6 is the training context; the learned table cannot run at 9
 SEEDS = [1, 2, 3]
 LAYOUTS = 100
-# Mean success % per grid size and encoding; 20x20 is at the floor.
+# Mean success % per grid size and variant; 20x20 is at the floor.
 MEANS = {
     8: {"learned": 94.0, "sinusoidal": 93.0, "rope": 95.0, "rope-t_learned": 96.0},
     10: {"learned": 20.0, "sinusoidal": 50.0, "rope": 80.0, "rope-t_learned": 70.0},
@@ -46,13 +46,13 @@ P_VALUES = {
 FLOOR_PCT = 10.0
 METHODS = {
     "unit": "The unit of replication is the trained seed.",
-    "bootstrap": "Two-level bootstrap: seeds resampled per encoding, layouts jointly.",
+    "bootstrap": "Two-level bootstrap: seeds resampled per variant, layouts jointly.",
     "permutation": "Exact permutation test over seed labels.",
     "holm": "Holm over every pair at every grid size at the training context.",
     "prob_improvement": "P(a seed of a beats a seed of b), ties counted half.",
     "cohens_d": "Difference of means over the pooled seed SD (ddof 1).",
     "power": "Smallest difference detected at 80 % power, two-sided α.",
-    "ranking": "Encodings by mean success; the leading group's gap intervals cover 0.",
+    "ranking": "Variants by mean success; the leading group's gap intervals cover 0.",
     "alpha": 0.05,
     "confidence": 0.95,
     "floor_pct": FLOOR_PCT,
@@ -79,18 +79,18 @@ FIGURE_NAMES = [
 # Synthetic stats files ----------------------------------------------------------------------
 
 
-def pairs(encodings):
+def pairs(variants):
     """Every pair once, the reference first where it is in the pair (stats.reference)."""
-    for a, b in itertools.combinations(encodings, 2):
+    for a, b in itertools.combinations(variants, 2):
         yield (b, a) if b == REFERENCE else (a, b)
 
 
-def success_rows(encodings, n_seeds):
+def success_rows(variants, n_seeds):
     one = n_seeds == 1
     return pd.DataFrame(
         {
             "grid_size": size,
-            "encoding": e,
+            "variant": e,
             "success_pct_mean": mean,
             "success_pct_std": math.nan if one else 5.0,
             "ci_low_pct": math.nan if one else max(0.0, mean - HALF_CI),
@@ -101,14 +101,14 @@ def success_rows(encodings, n_seeds):
         }
         for size, means in MEANS.items()
         for e, mean in means.items()
-        if e in encodings
+        if e in variants
     )
 
 
-def comparison_rows(encodings, n_seeds):
+def comparison_rows(variants, n_seeds):
     one = n_seeds == 1
     rows = []
-    for context, size, (a, b) in itertools.product(CONTEXTS, SIZES, pairs(encodings)):
+    for context, size, (a, b) in itertools.product(CONTEXTS, SIZES, pairs(variants)):
         is_primary = context == CONTEXTS[0]
         diff = MEANS[size][a] - MEANS[size][b]
         low, high = diff - HALF_DIFF_CI, diff + HALF_DIFF_CI
@@ -118,8 +118,8 @@ def comparison_rows(encodings, n_seeds):
             {
                 "grid_size": size,
                 "context": context,
-                "encoding_a": a,
-                "encoding_b": b,
+                "variant_a": a,
+                "variant_b": b,
                 "mean_a_pct": MEANS[size][a],
                 "mean_b_pct": MEANS[size][b],
                 "diff_pct": diff,
@@ -141,16 +141,16 @@ def comparison_rows(encodings, n_seeds):
     return pd.DataFrame(rows)
 
 
-def context_rows(encodings, n_seeds):
+def context_rows(variants, n_seeds):
     rows = []
     for context in CONTEXTS:
-        labels = encodings + (["rope+yarn"] if context > CONTEXTS[0] else [])
+        labels = variants + (["rope+yarn"] if context > CONTEXTS[0] else [])
         for i, label in enumerate(labels):
             runs = not (label == "learned" and context > CONTEXTS[0])
             rows.append(
                 {
                     "context": context,
-                    "encoding": label,
+                    "variant": label,
                     "success_pct_mean": 90.0 - i if runs else math.nan,
                     "success_pct_std": 10.0 if runs and n_seeds > 1 else math.nan,
                     "n_seeds": n_seeds,
@@ -181,11 +181,11 @@ def power_rows(n_seeds):
     )
 
 
-def training_rows(encodings, n_seeds):
+def training_rows(variants, n_seeds):
     std = math.nan if n_seeds == 1 else 0.01
     return pd.DataFrame(
         {
-            "encoding": e,
+            "variant": e,
             **{
                 f"{metric}_{stat}": value + i if stat == "mean" else std
                 for metric, value in [
@@ -202,15 +202,15 @@ def training_rows(encodings, n_seeds):
             "n_seeds": n_seeds,
             "test_success_pct_min": 94.0 + i,
         }
-        for i, e in enumerate(encodings)
+        for i, e in enumerate(variants)
     )
 
 
-def curve_rows(encodings, n_seeds):
+def curve_rows(variants, n_seeds):
     std = math.nan if n_seeds == 1 else 0.02
     return pd.DataFrame(
         {
-            "encoding": e,
+            "variant": e,
             "epoch": epoch,
             **{
                 f"{metric}_{stat}": (1 / epoch + i if stat == "mean" else std)
@@ -219,17 +219,17 @@ def curve_rows(encodings, n_seeds):
             },
             "n_seeds": n_seeds,
         }
-        for i, e in enumerate(encodings)
+        for i, e in enumerate(variants)
         for epoch in (1, 2, 3)
     )
 
 
-def steps_rows(encodings, n_seeds):
+def steps_rows(variants, n_seeds):
     std = math.nan if n_seeds == 1 else 1.0
     return pd.DataFrame(
         {
             "grid_size": size,
-            "encoding": e,
+            "variant": e,
             "steps_mean": 2.0 * size + i,
             "steps_std": std,
             "optimal_steps_mean": 1.5 * size,
@@ -239,21 +239,21 @@ def steps_rows(encodings, n_seeds):
             "note": "failed episodes count their steps up to the cap",
         }
         for size in SIZES
-        for i, e in enumerate(encodings)
+        for i, e in enumerate(variants)
     )
 
 
-def write_stats(stats_dir, encodings, seeds):
+def write_stats(stats_dir, variants, seeds):
     """Every file the stats stage writes, with the columns it writes."""
     stats_dir.mkdir(parents=True)
     n = len(seeds)
     frames = {
-        "training": training_rows(encodings, n),
-        "training_curves": curve_rows(encodings, n),
-        "success_by_grid": success_rows(encodings, n),
-        "steps_by_grid": steps_rows(encodings, n),
-        "context": context_rows(encodings, n),
-        "comparisons": comparison_rows(encodings, n),
+        "training": training_rows(variants, n),
+        "training_curves": curve_rows(variants, n),
+        "success_by_grid": success_rows(variants, n),
+        "steps_by_grid": steps_rows(variants, n),
+        "context": context_rows(variants, n),
+        "comparisons": comparison_rows(variants, n),
         "power": power_rows(n),
     }
     # the ranking is read off the two tables above, as the stats stage reads it
@@ -263,16 +263,16 @@ def write_stats(stats_dir, encodings, seeds):
     (stats_dir / "methods.json").write_text(json.dumps(METHODS))
 
 
-def write_attention(root, encodings, seeds, width=4):
+def write_attention(root, variants, seeds, width=4):
     paths = []
     n = 3 * width
     heat = np.tril(np.ones((n, n)))
     heat /= heat.sum(1, keepdims=True)
-    for encoding, seed in itertools.product(encodings, seeds):
-        path = root / "attention" / f"{encoding}_s{seed}.json"
+    for variant, seed in itertools.product(variants, seeds):
+        path = root / "attention" / f"{variant}_s{seed}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         result = {
-            "encoding": encoding,
+            "variant": variant,
             "seed": seed,
             "distance_decay": [float(np.diagonal(heat, -d).mean()) for d in range(n)],
             "heatmap": heat.tolist(),
@@ -306,31 +306,31 @@ def params_file(root, params):
     from conftest import tiny_raw
 
     raw = tiny_raw()
-    raw["study"] = {"encodings": params.study.encodings, "seeds": params.study.seeds}
+    raw["study"] = {"variants": params.study.variants, "seeds": params.study.seeds}
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path
 
 
-def study_params(params, encodings, seeds):
+def study_params(params, variants, seeds):
     return dataclasses.replace(
         params,
-        study=dataclasses.replace(params.study, encodings=encodings, seeds=seeds),
+        study=dataclasses.replace(params.study, variants=variants, seeds=seeds),
         data=dataclasses.replace(params.data, suite_sizes=SIZES),
     )
 
 
-def pipeline(root, params, encodings=ENCODINGS, seeds=SEEDS, timings=None):
+def pipeline(root, params, variants=VARIANTS, seeds=SEEDS, timings=None):
     """stats files -> tables -> figures -> report, as the workflow runs them."""
-    params = study_params(params, encodings, seeds)
+    params = study_params(params, variants, seeds)
     stats_dir = root / "results" / "stats"
-    write_stats(stats_dir, encodings, seeds)
+    write_stats(stats_dir, variants, seeds)
     pd.DataFrame(
-        [{"encoding": e, "seed": s, **test_stats.NUMERICS} for e in encodings for s in seeds]
+        [{"variant": e, "seed": s, **test_stats.NUMERICS} for e in variants for s in seeds]
     ).to_csv(stats_dir / "numerics.csv", index=False)
-    attention = write_attention(root / "results", encodings, seeds)
+    attention = write_attention(root / "results", variants, seeds)
     (stats_dir / "attention_maps.json").write_text(
-        json.dumps(stats.attention_maps(attention, encodings))
+        json.dumps(stats.attention_maps(attention, variants))
     )
     (root / "tables").mkdir()
     tables.write(params, stats_dir, root / "tables")
@@ -375,7 +375,7 @@ def test_every_table_in_three_formats(run):
             assert (root / "tables" / f"{name}.{ext}").stat().st_size > 0
     tex = (root / "tables" / "comparisons.tex").read_text()
     assert "\\begin{tabular}" in tex and "$\\alpha$" in tex and "−" not in tex
-    assert list(pd.read_csv(root / "tables" / "training.csv").encoding) == ENCODINGS
+    assert list(pd.read_csv(root / "tables" / "training.csv").variant) == VARIANTS
 
 
 def test_success_table_shows_means_with_their_interval(run):
@@ -384,9 +384,7 @@ def test_success_table_shows_means_with_their_interval(run):
     assert list(numbers.index) == SIZES
     assert numbers.loc[10, "rope_minus_learned_diff_pct"] == 60.0
     header = shown_row(root / "tables" / "success_by_grid.md", "Grid")
-    assert header == ["Grid", *ENCODINGS] + [
-        f"rope − {e} (pp)" for e in ENCODINGS if e != REFERENCE
-    ]
+    assert header == ["Grid", *VARIANTS] + [f"rope − {e} (pp)" for e in VARIANTS if e != REFERENCE]
     cells = shown_row(root / "tables" / "success_by_grid.md", "10×10")
     assert cells[1:5] == [
         "20.0 [5.0, 35.0]",
@@ -404,7 +402,7 @@ def test_comparisons_table_has_every_pair_at_the_training_context(run):
     root, _ = run
     numbers = pd.read_csv(root / "tables" / "comparisons.csv")
     assert set(numbers.context) == {CONTEXTS[0]} and numbers.primary.all()
-    assert len(numbers) == len(SIZES) * math.comb(len(ENCODINGS), 2)
+    assert len(numbers) == len(SIZES) * math.comb(len(VARIANTS), 2)
     path = root / "tables" / "comparisons.md"
     text = path.read_text()
     for key in ("bootstrap", "permutation", "holm", "prob_improvement", "cohens_d"):
@@ -423,7 +421,7 @@ def test_context_table_keeps_not_applicable_and_scaling_labels(run):
     numbers = pd.read_csv(root / "tables" / "context.csv").set_index("context")
     assert not numbers.loc[9, "learned_applicable"]
     header = shown_row(root / "tables" / "context.md", "Context")
-    assert header == ["Context", *ENCODINGS, "rope+yarn"]
+    assert header == ["Context", *VARIANTS, "rope+yarn"]
     cells = shown_row(root / "tables" / "context.md", "9 ")
     assert cells[0] == "9 (1.5×)" and cells[1] == "N/A" and cells[5] == "86.0 ± 10.0"
     assert shown_row(root / "tables" / "context.md", "6 ")[5] == "N/A"
@@ -453,7 +451,7 @@ def test_figures_are_png_and_pdf(run):
 def test_success_figure_draws_the_stats_intervals(run):
     root, _ = run
     table = pd.read_csv(root / "results" / "stats" / "success_by_grid.csv")
-    colours = figures.encoding_colours(ENCODINGS)
+    colours = figures.variant_colours(VARIANTS)
     ax = figures.success_by_grid(table, colours, METHODS).axes[0]
     drawn = np.concatenate([np.asarray(c.get_segments()) for c in ax.collections])
     lows, highs = drawn[:, 0, 1], drawn[:, 1, 1]
@@ -462,12 +460,12 @@ def test_success_figure_draws_the_stats_intervals(run):
 
 
 def test_effect_figure_has_a_row_per_pair_and_holm_marks():
-    encodings = ["a", "b", "c", "d", "e"]
+    variants = ["a", "b", "c", "d", "e"]
     rows = [
         {
             "grid_size": size,
-            "encoding_a": a,
-            "encoding_b": b,
+            "variant_a": a,
+            "variant_b": b,
             "diff_pct": 1.0,
             "ci_low_pct": -1.0,
             "ci_high_pct": 3.0,
@@ -475,9 +473,9 @@ def test_effect_figure_has_a_row_per_pair_and_holm_marks():
             "verdict": "no difference resolved",
         }
         for size in (8, 12)
-        for a, b in itertools.combinations(encodings, 2)
+        for a, b in itertools.combinations(variants, 2)
     ]
-    fig = figures.effect_sizes(pd.DataFrame(rows), encodings, METHODS)
+    fig = figures.effect_sizes(pd.DataFrame(rows), variants, METHODS)
     ax = fig.axes[0]
     rows_at = dict(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())))
     assert len(rows_at) == 10 and rows_at[max(rows_at)] == "a − b"  # the first pair on top
@@ -485,9 +483,9 @@ def test_effect_figure_has_a_row_per_pair_and_holm_marks():
     assert marks == ["*"]
 
 
-def test_colours_are_distinct_for_many_encodings():
+def test_colours_are_distinct_for_many_variants():
     for n in (3, 12, 25):
-        colours = figures.encoding_colours([f"e{i}" for i in range(n)])
+        colours = figures.variant_colours([f"e{i}" for i in range(n)])
         assert len(set(colours.values())) == n
 
 
@@ -495,10 +493,10 @@ def test_figures_rerun_byte_identical(run, tmp_path):
     root, _ = run
     comparisons = pd.read_csv(root / "results" / "stats" / "comparisons.csv")
     success = pd.read_csv(root / "results" / "stats" / "success_by_grid.csv")
-    colours = figures.encoding_colours(ENCODINGS)
+    colours = figures.variant_colours(VARIANTS)
     for out in ("a", "b"):
         figures.save(
-            figures.effect_sizes(comparisons[comparisons.primary], ENCODINGS, METHODS),
+            figures.effect_sizes(comparisons[comparisons.primary], VARIANTS, METHODS),
             tmp_path / f"{out}5",
         )
         figures.save(figures.success_by_grid(success, colours, METHODS), tmp_path / f"{out}3")
@@ -596,8 +594,8 @@ def test_report_ranks_by_the_gap_intervals(run):
 def test_many_unresolved_pairs_are_counted_not_listed():
     pairs = pd.DataFrame(
         {
-            "encoding_a": [f"e{i}" for i in range(8)],
-            "encoding_b": "f",
+            "variant_a": [f"e{i}" for i in range(8)],
+            "variant_b": "f",
             "diff_pct": 1.0,
             "ci_low_pct": -5.0,
             "ci_high_pct": 7.0,
@@ -605,7 +603,7 @@ def test_many_unresolved_pairs_are_counted_not_listed():
         }
     )
     success = pd.DataFrame(
-        {"encoding": ["f"], "success_pct_mean": [50.0], "ci_low_pct": [40.0], "ci_high_pct": [60]}
+        {"variant": ["f"], "success_pct_mean": [50.0], "ci_low_pct": [40.0], "ci_high_pct": [60]}
     )
     power = pd.Series({"informative": True, "best_pct": 50.0})
     line = report.grid_finding(12, success, pairs, power, METHODS)
@@ -627,8 +625,8 @@ def test_report_findings_order_power_confound_and_reproducibility(run):
     ]
     assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
     assert (
-        "10×10: seed SD 15.0 points with 3 seeds per encoding; the smallest detectable difference "
-        "is 38.2 points, and detecting 10 points needs 37 seeds per encoding." in text
+        "10×10: seed SD 15.0 points with 3 seeds per variant; the smallest detectable difference "
+        "is 38.2 points, and detecting 10 points needs 37 seeds per variant." in text
     )
     assert "In learned, sinusoidal, rope the timestep t" in text  # not rope-t_learned
     assert "t equals the in-window index k" in text
@@ -654,7 +652,7 @@ def test_report_numbers_come_from_the_stats_files(tmp_path, run):
     for path in (root / "results" / "stats").iterdir():
         (stats_dir / path.name).write_bytes(path.read_bytes())
     success = pd.read_csv(stats_dir / "success_by_grid.csv")
-    success.loc[(success.grid_size == 10) & (success.encoding == "rope"), "ci_low_pct"] = 61.5
+    success.loc[(success.grid_size == 10) & (success.variant == "rope"), "ci_low_pct"] = 61.5
     success.to_csv(stats_dir / "success_by_grid.csv", index=False)
     out = tmp_path / "REPORT.md"
     attention = sorted((root / "results" / "attention").glob("*.json"))
@@ -665,7 +663,7 @@ def test_report_numbers_come_from_the_stats_files(tmp_path, run):
 
 
 def test_one_seed_runs_end_to_end(tmp_path, tiny_params):
-    pipeline(tmp_path, tiny_params, encodings=ENCODINGS[:3], seeds=[7])
+    pipeline(tmp_path, tiny_params, variants=VARIANTS[:3], seeds=[7])
     text = (tmp_path / "figures" / "REPORT.md").read_text()
     assert "CI undefined" in text and "not recorded" in text and "power undefined" in text
     assert "- 10×10: first rope 80.0 % (CI undefined); gap intervals undefined (one seed)" in text

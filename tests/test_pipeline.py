@@ -2,7 +2,7 @@
 Snakemake and DVC each build everything; an evaluation-only change reruns evaluation and what
 follows but no training, in both; DVC adopts Snakemake's outputs; and a fresh clone that pulls
 the cached results from a local DVC remote is accepted by Snakemake as complete. On a project
-that DVC built once: adding an encoding plans only its models' jobs and the aggregate ones, and
+that DVC built once: adding a variant plans only its models' jobs and the aggregate ones, and
 an invalid param stops both tools before any output is touched."""
 
 import hashlib
@@ -47,7 +47,7 @@ def e2e_params() -> dict:
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     # One seed: the tools' handling of the seed wildcard is the same for one as for many (the
     # dry-run expansion of params.yaml's seeds is tests/test_workflows.py's), each job costs time.
-    raw["study"] = {"encodings": ["learned", "rope"], "seeds": [1]}
+    raw["study"] = {"variants": ["learned", "rope"], "seeds": [1]}
     raw["data"].update(episodes=120, suite_sizes=[8, 10], suite_layouts=4)
     raw["model"].update(d_model=16, n_heads=2, n_layers=1, context=6, item_dim=4, encoder_filters=4)
     raw["train"].update(epochs=1, batch_size=32, val_layouts=4)
@@ -195,21 +195,21 @@ AGGREGATE = {"validate", "stats", "tables", "figures", "report", "explore", "all
 
 
 def snakemake_planned_models(path: Path) -> dict:
-    """Per rule of `snakemake -n`, the encodings of the jobs it would run."""
+    """Per rule of `snakemake -n`, the variants of the jobs it would run."""
     out = run(path, "snakemake", "-n", "--cores", "1").stdout
     planned = {}
     for block in out.split("\nrule ")[1:]:
         rule = block.split(":")[0].strip()
         wildcards = re.search(r"^    wildcards: (.*)$", block, re.M)
-        encoding = re.search(r"encoding=([^,\s]+)", wildcards.group(1)) if wildcards else None
-        planned.setdefault(rule, set()).add(encoding.group(1) if encoding else None)
+        variant = re.search(r"variant=([^,\s]+)", wildcards.group(1)) if wildcards else None
+        planned.setdefault(rule, set()).add(variant.group(1) if variant else None)
     return planned
 
 
 def test_new_encoding_plans_only_its_models(dvc_built, tmp_path):
     project = built_copy(dvc_built, tmp_path)
     seeds = e2e_params()["study"]["seeds"]
-    set_param(project, "study", "encodings", ["learned", "rope", "alibi"])
+    set_param(project, "study", "variants", ["learned", "rope", "alibi"])
 
     planned = snakemake_planned_models(project)
     assert set(planned) - PER_MODEL <= AGGREGATE, planned
@@ -248,7 +248,7 @@ def test_invalid_param_touches_no_output(dvc_built, tmp_path):
 
 def test_bad_params_stop_before_any_job(tmp_path):
     raw = e2e_params()
-    raw["study"]["encodings"] = ["rope", "alibi-typo"]
+    raw["study"]["variants"] = ["rope", "alibi-typo"]
     project = make_project(tmp_path / "project", raw)
     done = run(project, "snakemake", "--cores", "1", check=False)
     assert done.returncode != 0 and "alibi-typo" in done.stdout + done.stderr

@@ -52,7 +52,7 @@ def test_an_overlay_changes_only_its_own_keys(name):
 
 def test_power_run_has_ten_seeds_starting_with_the_defaults():
     study, default = resolved("params-power.yaml")["study"], resolved("params.yaml")["study"]
-    assert study["encodings"] == default["encodings"]
+    assert study["variants"] == default["variants"]
     assert len(study["seeds"]) == 10
     first = min(5, len(default["seeds"]))
     assert study["seeds"][:first] == default["seeds"][:first]
@@ -60,7 +60,7 @@ def test_power_run_has_ten_seeds_starting_with_the_defaults():
 
 def test_family_run_crosses_k_with_sinusoidal_t_and_t_with_rope():
     raw = resolved("params-family.yaml")
-    pairs = {(v.k, v.t) for v in map(variant, raw["study"]["encodings"])}
+    pairs = {(v.k, v.t) for v in map(variant, raw["study"]["variants"])}
     ks = {"learned", "sinusoidal", "rope", "nope", "alibi", "t5", "kerple", "xpos"}
     ts = {"sinusoidal", "none", "learned", "randomized"}
     assert pairs == {(k, "sinusoidal") for k in ks} | {("rope", t) for t in ts}
@@ -79,7 +79,7 @@ def test_protocol_run_is_the_studys_protocol_on_the_defaults_model_size():
     size = ["d_model", "n_heads", "n_layers", "ffn_mult", "encoder_filters"]
     assert {k: run["model"][k] for k in size} == {k: default["model"][k] for k in size}
     assert run["study"] == {
-        "encodings": ["learned", "sinusoidal", "rope"],
+        "variants": ["learned", "sinusoidal", "rope"],
         "seeds": [42, 123, 456, 789, 1011],
     }
 
@@ -108,6 +108,10 @@ def test_a_key_the_base_lacks_is_named_with_the_overlay(base):
         ({"train": {"lr": -1}}, "params key train.lr: -1 is less than or equal to the minimum"),
         ({"data": {"split": {"train": 0.5}}}, "params key data.split: fractions sum to 0.6"),
         ({"model": {"n_heads": 3}}, "params key model.n_heads: d_model 64 must split"),
+        (
+            {"encodings": {"t": {"learned": {"table": 0}}}},
+            "params key encodings.t.learned.table: 0 is not an integer >= 1",
+        ),
     ],
 )
 def test_a_bad_value_is_named_with_the_file_that_set_it(base, change, message):
@@ -118,6 +122,21 @@ def test_a_bad_value_is_named_with_the_file_that_set_it(base, change, message):
     write(base.parent, "params.yaml", params.resolve(overlay))
     write(base.parent, "run.yaml", {"base": "params.yaml", "study": {"seeds": [1]}})
     with pytest.raises(params.ParamsError, match=re.escape(f"{base}: {message}")):
+        params.load(overlay)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ({"study": {"encodings": ["rope"]}}, "study.variants"),
+        ({"model": {"t_max_offset": 9}}, "encodings.t.randomized.max_offset"),
+    ],
+)
+def test_a_renamed_key_is_refused_naming_its_new_place_and_the_file(base, old, new):
+    overlay = write(base.parent, "run.yaml", {"base": "params.yaml", **old})
+    group, key = next(iter(old.items()))
+    named = f"{overlay}: params key {group}.{next(iter(key))} is now {new}"
+    with pytest.raises(params.ParamsError, match=re.escape(named)):
         params.load(overlay)
 
 
@@ -182,7 +201,7 @@ def test_directory_run_writes_there_and_reads_the_code_here(tmp_path, run):
     assert {f"{here}/params-{run}.yaml", f"{here}/params.yaml"} <= inputs
     study = resolved(f"params-{run}.yaml")["study"]
     models = {p.removeprefix("models/") for p in outputs if p.startswith("models/")}
-    assert models == {f"{e}_s{s}" for e in study["encodings"] for s in study["seeds"]}
+    assert models == {f"{e}_s{s}" for e in study["variants"] for s in study["seeds"]}
 
 
 @pytest.mark.parametrize(

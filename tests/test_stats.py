@@ -15,14 +15,14 @@ from scipy import stats as sps
 from dtpe import numerics
 from dtpe.analysis import stats
 
-ENCODINGS = ["learned", "sinusoidal", "rope"]
-ADDED = "alibi"  # an encoding added to the study after the others ran
+VARIANTS = ["learned", "sinusoidal", "rope"]
+ADDED = "alibi"  # a variant added to the study after the others ran
 SEEDS = [1, 2, 3]
 SIZES = [8, 10]
 LAYOUTS = 5
 CONTEXTS = [6, 9]  # 6 is the training context; the learned table cannot run at 9
 TEST_SOLVED = [10, 9, 8]  # of 10 test layouts, per seed index
-# Layouts solved per (encoding, size), one count per seed: layout i succeeds if i < count.
+# Layouts solved per (variant, size), one count per seed: layout i succeeds if i < count.
 SOLVED = {
     ("learned", 8): [5, 5, 5],
     ("sinusoidal", 8): [5, 5, 5],
@@ -35,15 +35,15 @@ SOLVED = {
 }
 
 
-def episodes(encoding, seed_index, seed, context, applicable=True) -> pd.DataFrame:
+def episodes(variant, seed_index, seed, context, applicable=True) -> pd.DataFrame:
     rows = []
     for size in SIZES:
         for layout in range(LAYOUTS):
-            success = layout < SOLVED[(encoding, size)][seed_index]
+            success = layout < SOLVED[(variant, size)][seed_index]
             optimal = layout + 3
             rows.append(
                 {
-                    "encoding": encoding,
+                    "variant": variant,
                     "seed": seed,
                     "grid_size": size,
                     "context": context,
@@ -73,13 +73,13 @@ def metrics(encoding_index, seed) -> pd.DataFrame:
     )
 
 
-def attention(encoding, seed, width=4) -> dict:
+def attention(variant, seed, width=4) -> dict:
     n = 3 * width
     heat = np.tril(np.ones((n, n)))
     heat /= heat.sum(1, keepdims=True)
-    applicable = encoding != "learned"
+    applicable = variant != "learned"
     return {
-        "encoding": encoding,
+        "variant": variant,
         "seed": seed,
         "grid_size": 10,
         "distance_decay": [float(np.diagonal(heat, -d).mean()) for d in range(n)],
@@ -100,10 +100,10 @@ def test_attention_maps_average_each_encodings_seeds_in_study_order(tmp_path):
         ("learned", 1, [0.25, 0.75], [[1.0, 0.0], [1.0, 0.0]]),
     ]
     paths = []
-    for encoding, seed, decay, heat in runs:
-        paths.append(tmp_path / f"{encoding}_s{seed}.json")
+    for variant, seed, decay, heat in runs:
+        paths.append(tmp_path / f"{variant}_s{seed}.json")
         paths[-1].write_text(
-            json.dumps({"encoding": encoding, "distance_decay": decay, "heatmap": heat})
+            json.dumps({"variant": variant, "distance_decay": decay, "heatmap": heat})
         )
     maps = stats.attention_maps(paths, ["learned", "rope", "sinusoidal"])
     assert list(maps) == ["learned", "rope"]  # no results, no entry
@@ -119,13 +119,13 @@ def test_attention_maps_average_each_encodings_seeds_in_study_order(tmp_path):
 def test_run_writes_the_seed_averaged_attention_maps(tmp_path, tiny_params):
     out, paths = run_stats(tmp_path, tiny_params)
     maps = json.loads((out / "attention_maps.json").read_text())
-    assert list(maps) == list(ENCODINGS)
+    assert list(maps) == list(VARIANTS)
     assert all(m["seeds"] == len(SEEDS) for m in maps.values())
-    assert maps == stats.attention_maps(paths["attention"], ENCODINGS)
+    assert maps == stats.attention_maps(paths["attention"], VARIANTS)
 
 
-def write_inputs(root, seeds=SEEDS, encodings=ENCODINGS) -> dict:
-    """The per-model files the pipeline's earlier steps write, for every encoding and seed."""
+def write_inputs(root, seeds=SEEDS, variants=VARIANTS) -> dict:
+    """The per-model files the pipeline's earlier steps write, for every variant and seed."""
     paths = {"test": [], "grid": [], "context": [], "metrics": [], "attention": []}
 
     def save(frame, sweep, name):
@@ -134,13 +134,13 @@ def write_inputs(root, seeds=SEEDS, encodings=ENCODINGS) -> dict:
         frame.to_csv(path, index=False)
         paths[sweep].append(path)
 
-    for e_index, encoding in enumerate(encodings):
+    for e_index, variant in enumerate(variants):
         for s_index, seed in enumerate(seeds):
-            name = f"{encoding}_s{seed}"
-            save(episodes(encoding, s_index, seed, CONTEXTS[0]), "grid", name)
-            context = episodes(encoding, s_index, seed, CONTEXTS[1], encoding != "learned")
+            name = f"{variant}_s{seed}"
+            save(episodes(variant, s_index, seed, CONTEXTS[0]), "grid", name)
+            context = episodes(variant, s_index, seed, CONTEXTS[1], variant != "learned")
             frames = [context.assign(rope_scaling="none")]
-            if encoding == "rope":  # a scaling that costs rope one layout everywhere
+            if variant == "rope":  # a scaling that costs rope one layout everywhere
                 frames.append(
                     context.assign(
                         rope_scaling="linear",
@@ -150,7 +150,7 @@ def write_inputs(root, seeds=SEEDS, encodings=ENCODINGS) -> dict:
             save(pd.concat(frames), "context", name)
             test = pd.DataFrame(
                 {
-                    "encoding": encoding,
+                    "variant": variant,
                     "seed": seed,
                     "grid_size": 8,
                     "context": CONTEXTS[0],
@@ -169,7 +169,7 @@ def write_inputs(root, seeds=SEEDS, encodings=ENCODINGS) -> dict:
             paths["metrics"].append(path)
             path = root / "attention" / f"{name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(attention(encoding, seed)))
+            path.write_text(json.dumps(attention(variant, seed)))
             paths["attention"].append(path)
     return paths
 
@@ -187,18 +187,18 @@ NUMERICS = {
 """what training records of its numerics (dtpe.numerics.check) beside each metrics.csv"""
 
 
-def synthetic_params(params, seeds=SEEDS, encodings=ENCODINGS):
+def synthetic_params(params, seeds=SEEDS, variants=VARIANTS):
     return dataclasses.replace(
-        params, study=dataclasses.replace(params.study, encodings=encodings, seeds=seeds)
+        params, study=dataclasses.replace(params.study, variants=variants, seeds=seeds)
     )
 
 
-def run_stats(tmp_path, params, seeds=SEEDS, encodings=ENCODINGS):
-    paths = write_inputs(tmp_path / "results", seeds, encodings)
+def run_stats(tmp_path, params, seeds=SEEDS, variants=VARIANTS):
+    paths = write_inputs(tmp_path / "results", seeds, variants)
     out = tmp_path / "stats"
     out.mkdir()
     stats.run(
-        synthetic_params(params, seeds, encodings),
+        synthetic_params(params, seeds, variants),
         paths["test"],
         paths["grid"],
         paths["context"],
@@ -219,8 +219,8 @@ def read(stats_dir, name):
 
 
 def test_success_mean_and_std_over_seeds(stats_dir):
-    table = read(stats_dir, "success_by_grid").set_index(["grid_size", "encoding"])
-    assert list(table.loc[10].index) == ENCODINGS  # params order, not alphabetical
+    table = read(stats_dir, "success_by_grid").set_index(["grid_size", "variant"])
+    assert list(table.loc[10].index) == VARIANTS  # params order, not alphabetical
     # rope at 10x10 solves 5, 4, 3 of 5 layouts: 100, 80, 60 %
     assert table.loc[(10, "rope"), "success_pct_mean"] == pytest.approx(80.0)
     assert table.loc[(10, "rope"), "success_pct_std"] == pytest.approx(20.0)
@@ -230,7 +230,7 @@ def test_success_mean_and_std_over_seeds(stats_dir):
 
 
 def test_steps_count_failures_at_the_cap_and_ratio_per_seed(stats_dir):
-    table = read(stats_dir, "steps_by_grid").set_index(["grid_size", "encoding"])
+    table = read(stats_dir, "steps_by_grid").set_index(["grid_size", "variant"])
     # learned, 10x10, seed 1 solves layouts 0-1 (4, 5 steps), fails 2-4 (cap 50 each)
     per_seed_steps = [(4 + 5 + 150) / 5, (4 + 200) / 5, 250 / 5]
     optimal = np.mean([3, 4, 5, 6, 7])
@@ -243,7 +243,7 @@ def test_steps_count_failures_at_the_cap_and_ratio_per_seed(stats_dir):
 
 
 def test_context_not_applicable_stays_nan(stats_dir):
-    table = read(stats_dir, "context").set_index(["context", "encoding"])
+    table = read(stats_dir, "context").set_index(["context", "variant"])
     assert not table.loc[(9, "learned"), "applicable"]
     assert math.isnan(table.loc[(9, "learned"), "success_pct_mean"])
     assert table.loc[(9, "rope"), "applicable"]
@@ -256,7 +256,7 @@ def test_context_not_applicable_stays_nan(stats_dir):
 
 
 def test_training_final_epoch_and_test_split(stats_dir):
-    table = read(stats_dir, "training").set_index("encoding")
+    table = read(stats_dir, "training").set_index("variant")
     seeds = np.array(SEEDS)
     assert table.loc["rope", "train_loss_mean"] == pytest.approx(
         np.mean(1 / 3 + 0.2 + 0.01 * seeds)
@@ -275,8 +275,8 @@ def test_comparisons_agree_with_an_independent_recomputation(stats_dir, tmp_path
     required = {
         "grid_size",
         "context",
-        "encoding_a",
-        "encoding_b",
+        "variant_a",
+        "variant_b",
         "diff_pct",
         "ci_low_pct",
         "ci_high_pct",
@@ -290,11 +290,11 @@ def test_comparisons_agree_with_an_independent_recomputation(stats_dir, tmp_path
         pd.read_csv(p) for p in (tmp_path / "results" / "eval" / "grid").glob("*.csv")
     )
     for row in table[table.primary].itertuples():
-        mean = episodes_[episodes_.grid_size == row.grid_size].groupby("encoding").success.mean()
-        assert row.diff_pct == pytest.approx(100 * (mean[row.encoding_a] - mean[row.encoding_b]))
+        mean = episodes_[episodes_.grid_size == row.grid_size].groupby("variant").success.mean()
+        assert row.diff_pct == pytest.approx(100 * (mean[row.variant_a] - mean[row.variant_b]))
         assert row.ci_low_pct <= row.diff_pct <= row.ci_high_pct
     # all pairs, the reference first wherever it takes part
-    pairs = set(zip(table.encoding_a, table.encoding_b))
+    pairs = set(zip(table.variant_a, table.variant_b))
     assert {("rope", "learned"), ("rope", "sinusoidal"), ("learned", "sinusoidal")} <= pairs
     primary = table[table.primary]
     assert (primary.context == 6).all() and len(primary) == 3 * len(SIZES)
@@ -302,13 +302,13 @@ def test_comparisons_agree_with_an_independent_recomputation(stats_dir, tmp_path
     assert (primary.p_holm >= primary.p_value).all()
     # rope+linear against rope at context 9 exists; learned does not run there
     later = table[table.context == 9]
-    assert ("rope", "rope+linear") in set(zip(later.encoding_a, later.encoding_b))
-    assert "learned" not in set(later.encoding_a) | set(later.encoding_b)
+    assert ("rope", "rope+linear") in set(zip(later.variant_a, later.variant_b))
+    assert "learned" not in set(later.variant_a) | set(later.variant_b)
 
 
 def test_permutation_test_is_exact_over_seed_labels(stats_dir):
     row = read(stats_dir, "comparisons").set_index(
-        ["grid_size", "context", "encoding_a", "encoding_b"]
+        ["grid_size", "context", "variant_a", "variant_b"]
     )
     row = row.loc[(10, 6, "rope", "learned")]
     rope, learned = np.array([100.0, 80.0, 60.0]), np.array([40.0, 20.0, 0.0])
@@ -329,9 +329,9 @@ def test_permutation_test_is_exact_over_seed_labels(stats_dir):
 def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
     ranking = read(stats_dir, "ranking")
     comparisons = read(stats_dir, "comparisons").set_index(
-        ["grid_size", "context", "encoding_a", "encoding_b"]
+        ["grid_size", "context", "variant_a", "variant_b"]
     )
-    at_10 = ranking[ranking.grid_size == 10].set_index("encoding")
+    at_10 = ranking[ranking.grid_size == 10].set_index("variant")
     # sinusoidal and rope tie at 80 %: the study's order breaks the tie; learned is at 20 %.
     assert list(at_10.index) == ["sinusoidal", "rope", "learned"]
     assert list(at_10["rank"]) == [1, 1, 3]  # tied means share a rank
@@ -343,7 +343,7 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
     assert at_10.gap_ci_low_pct["learned"] == pytest.approx(-pair.ci_high_pct)
     assert at_10.gap_ci_high_pct["learned"] == pytest.approx(-pair.ci_low_pct)
     at_8 = ranking[ranking.grid_size == 8]
-    assert set(at_8.standing) == {stats.LEADING} and len(at_8) == len(ENCODINGS)
+    assert set(at_8.standing) == {stats.LEADING} and len(at_8) == len(VARIANTS)
     with pytest.raises(ValueError, match="no comparison of learned and sinusoidal on 8x8"):
         stats.ranking(read(stats_dir, "success_by_grid"), comparisons.reset_index().head(0), 6)
 
@@ -353,16 +353,16 @@ def test_adding_an_encoding_moves_no_other_cells_numbers(tmp_path, tiny_params, 
     # p-values draw from the generators as the intervals do.
     monkeypatch.setattr(stats, "MAX_EXACT_PERMUTATIONS", 10)
     before, _ = run_stats(tmp_path / "before", tiny_params)
-    after, _ = run_stats(tmp_path / "after", tiny_params, encodings=ENCODINGS + [ADDED])
+    after, _ = run_stats(tmp_path / "after", tiny_params, variants=VARIANTS + [ADDED])
     cells = {
-        "success_by_grid": ["grid_size", "encoding"],
-        "comparisons": ["grid_size", "context", "encoding_a", "encoding_b"],
+        "success_by_grid": ["grid_size", "variant"],
+        "comparisons": ["grid_size", "context", "variant_a", "variant_b"],
     }
     for name, keys in cells.items():
         old, new = read(before, name), read(after, name)
-        assert len(new) > len(old)  # the added encoding has cells of its own
+        assert len(new) > len(old)  # the added variant has cells of its own
         kept = old[keys].merge(new, on=keys, how="left")
-        # Holm adjusts over the whole primary family, which the added encoding enlarges.
+        # Holm adjusts over the whole primary family, which the added variant enlarges.
         pd.testing.assert_frame_equal(
             kept.drop(columns="p_holm", errors="ignore"),
             old.drop(columns="p_holm", errors="ignore"),
@@ -377,7 +377,7 @@ def test_bootstrap_interval_covers_a_zero_difference_at_its_level(tiny_params):
     rng = np.random.default_rng(1)
     covered, draws = 0, 200
     for _ in range(draws):
-        # 5 seeds per encoding, each with its own skill; 40 shared layouts of varied difficulty
+        # 5 seeds per variant, each with its own skill; 40 shared layouts of varied difficulty
         layouts = rng.uniform(0.1, 0.9, 40)
         skill = rng.normal(0, 0.1, (10, 1))
         done = (rng.random((10, 40)) < np.clip(layouts + skill, 0, 1)).astype(float)
@@ -436,7 +436,7 @@ def test_cohens_d_sign_and_pooled_std():
 
 def test_metrics_json_holds_the_headline_numbers_only(stats_dir):
     headline = json.loads((stats_dir / "metrics.json").read_text())
-    per_grid = {f"success_{e}_N{n}" for e in ENCODINGS for n in SIZES}
+    per_grid = {f"success_{e}_N{n}" for e in VARIANTS for n in SIZES}
     assert set(headline) == {"test_success_pooled", "test_success_min"} | per_grid
     assert headline["success_rope_N10"] == pytest.approx(80.0)
     assert headline["test_success_pooled"] == pytest.approx(90.0)

@@ -1,6 +1,6 @@
 """Snakemake and DVC describe the same pipeline: every DVC stage is a Snakemake job with the same
 command, the same outputs, and inputs that cover each other (DVC may name a folder where
-Snakemake lists its files, or a model's code.<variant> param where Snakemake lists its encoding
+Snakemake lists its files, or a model's variants.<variant> param where Snakemake lists its encoding
 files). Both are expanded by the tools themselves. And both list every package file a step
 imports."""
 
@@ -45,7 +45,7 @@ def snakemake_jobs(root: Path) -> dict:
 
 
 def code_params(stage) -> set:
-    """The encoding files a stage covers through its code.<variant> params: validate records
+    """The encoding files a stage covers through its variants.<variant> params: validate records
     their hashes (dtpe check), as dvc.yaml cannot derive files from a variant's name."""
     from dtpe.model.encodings import sources
 
@@ -54,8 +54,8 @@ def code_params(stage) -> set:
         for d in stage.deps
         if isinstance(d, ParamsDependency)
         for key in d.params
-        if key.startswith("code.")
-        for f in sources(key.removeprefix("code."))
+        if key.startswith("variants.")
+        for f in sources(key.removeprefix("variants."))
     }
 
 
@@ -94,11 +94,11 @@ def test_snakemake_and_dvc_agree():
 
 
 def test_expansion_covers_every_model():
-    """One stage per model and per-model step, named by DVC from study.encodings x seeds."""
+    """One stage per model and per-model step, named by DVC from study.variants x seeds."""
     import yaml
 
     study = yaml.safe_load((ROOT / "params.yaml").read_text())["study"]
-    models = {f"{e}-{s}" for e in study["encodings"] for s in study["seeds"]}
+    models = {f"{e}-{s}" for e in study["variants"] for s in study["seeds"]}
     names = {s["name"] for s in dvc_stages(ROOT).values()}
     for stage in ("train", "evaluate", "attention"):
         assert {n.split("@")[1] for n in names if n.startswith(f"{stage}@")} == models, stage
@@ -169,30 +169,31 @@ def test_deps_cover_every_imported_module():
 
 
 def snakemake_params(root: Path) -> dict[str, set[str]]:
-    """Each rule's params, as the params keys they read: `x=config["a"]["b"]` reads `a.b`."""
+    """Each rule's params, as the params keys they read: `x=config["a"]["b"]` reads `a.b`;
+    `variant_options` (the options of the model's encodings) stands for DVC's
+    `variants.<variant>`."""
     rules = {}
     for path in sorted((root / "workflow" / "rules").glob("*.smk")):
         for name, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", path.read_text(), re.M):
             block = re.search(r"^    params:\n((?:        .*\n)*)", body, re.M)
+            text = block.group(1) if block else ""
             rules[name] = {
                 ".".join(re.findall(r'\["(\w+)"\]', reads))
-                for reads in re.findall(
-                    r"config((?:\[\"\w+\"\])+)", block.group(1) if block else ""
-                )
-            }
+                for reads in re.findall(r"config((?:\[\"\w+\"\])+)", text)
+            } | ({"variants.<variant>"} if "=variant_options" in text else set())
     return rules
 
 
 def dvc_params(root: Path) -> dict[str, set[str]]:
-    """Each stage's params keys, without the code.<variant> hashes (checked above)."""
+    """Each stage's params keys; variants.${item.variant} (its code hashes, checked above, and
+    its encodings' options) as `variants.<variant>`."""
     with Repo(str(root)) as repo:
         return {
             s.name.split("@")[0]: {
-                key
+                "variants.<variant>" if key.startswith("variants.") else key
                 for d in s.deps
                 if isinstance(d, ParamsDependency)
                 for key in d.params
-                if not key.startswith("code.")
             }
             for s in repo.index.stages
             if isinstance(s, PipelineStage)
@@ -207,4 +208,4 @@ def test_each_step_reads_the_same_params_in_both_tools():
         if stage in ("validate", "report"):  # they read the whole validated file
             continue
         assert rules[stage] == keys, f"{stage}: Snakemake reads {rules[stage]}, DVC {keys}"
-    assert "compute" in rules["train"]
+    assert {"compute", "variants.<variant>"} <= rules["train"]

@@ -14,26 +14,32 @@ from dtpe import params as params_mod
 
 
 def per_model(params, folder: Path, suffix: str) -> list[Path]:
-    """The per-model files of a step, for every encoding and seed in the params."""
-    return names.per_model(params.study.encodings, params.study.seeds, folder, suffix)
+    """The per-model files of a step, for every variant and seed in the params."""
+    return names.per_model(params.study.variants, params.study.seeds, folder, suffix)
 
 
 def cmd_check(args, params):
-    """The validated params, plus per variant the hashes of its encoding files: DVC's stages
-    read their params from this file (so a bad value stops the run here, before any stage
-    deletes its outputs) and a model's stages its variant's hashes (so adding or editing an
-    encoding reruns only the models that use it: dvc.yaml cannot derive files from a name)."""
+    """The validated params, plus per variant what its models run besides the shared params:
+    the hashes of its encodings' files and its encodings' options. DVC's stages read their
+    params from this file (so a bad value stops the run here, before any stage deletes its
+    outputs) and a model's stages its variant's entry (so adding or editing an encoding, or
+    changing one encoding's option, reruns only the models that use it: dvc.yaml cannot derive
+    files from a name)."""
     import dataclasses
     import hashlib
 
     from dtpe import atomic
+    from dtpe.model.catalog import options_of
     from dtpe.model.encodings import sources
 
     root = Path(__file__).resolve().parents[1]  # the folder holding the package
     validated = dataclasses.asdict(params)
-    validated["code"] = {
-        name: {f: hashlib.md5((root / f).read_bytes()).hexdigest() for f in sources(name)}
-        for name in params.study.encodings
+    validated["variants"] = {
+        name: {
+            "code": {f: hashlib.md5((root / f).read_bytes()).hexdigest() for f in sources(name)},
+            "options": options_of(name, params.encodings),
+        }
+        for name in params.study.variants
     }
     atomic.write_text(args.out, json.dumps(validated, indent=1) + "\n")
     print(f"check: {args.params} is valid; wrote {args.out}")
@@ -61,21 +67,21 @@ def cmd_data(args, params):
 def cmd_train(args, params):
     from dtpe.steps import train
 
-    _check_encoding(args.encoding, params)
+    _check_variant(args.variant, params)
     metrics = train.train(
         params,
-        args.encoding,
+        args.variant,
         args.seed,
         args.data,
         args.out,
         args.metrics,
-        args.resume_dir or Path(".resume") / names.model_name(args.encoding, args.seed),
+        args.resume_dir or Path(".resume") / names.model_name(args.variant, args.seed),
         args.threads,
         args.numerics,
     )
     last = metrics.iloc[-1]
     print(
-        f"train {args.encoding} seed {args.seed}: train loss {last.train_loss:.4f}, "
+        f"train {args.variant} seed {args.seed}: train loss {last.train_loss:.4f}, "
         f"val loss {last.val_loss:.4f}, "
         f"val success {last.val_success:.0%}, {metrics.seconds.sum():.0f} s"
     )
@@ -87,11 +93,9 @@ def _load_model(args, params):
     from dtpe.model import checkpoint
     from dtpe.model.transformer import ModelConfig, device
 
-    _check_encoding(args.encoding, params)
+    _check_variant(args.variant, params)
     torch.set_num_threads(args.threads)
-    return checkpoint.load(
-        args.model, ModelConfig.from_params(params.model, args.encoding), device()
-    )
+    return checkpoint.load(args.model, ModelConfig.from_params(params, args.variant), device())
 
 
 def cmd_evaluate(args, params):
@@ -99,16 +103,16 @@ def cmd_evaluate(args, params):
     from dtpe.steps import evaluate
 
     model = _load_model(args, params)
-    test = evaluate.test_split(model, params, args.data, args.encoding, args.seed)
-    grid = evaluate.grid_sweep(model, params, args.data, args.encoding, args.seed)
-    context = evaluate.context_sweep(model, params, args.data, args.encoding, args.seed, grid)
+    test = evaluate.test_split(model, params, args.data, args.variant, args.seed)
+    grid = evaluate.grid_sweep(model, params, args.data, args.variant, args.seed)
+    context = evaluate.context_sweep(model, params, args.data, args.variant, args.seed, grid)
     for rows, out in ((test, args.out_test), (grid, args.out_grid), (context, args.out_context)):
         with atomic.output(out) as tmp:
             rows.to_csv(tmp, index=False)
     played = context[context.applicable.astype(bool)]
     summary = played.groupby(["context", "rope_scaling", "grid_size"]).success.mean().unstack()
     print(
-        f"evaluate {args.encoding} seed {args.seed}: 8x8 test split "
+        f"evaluate {args.variant} seed {args.seed}: 8x8 test split "
         f"{test.success.mean():.1%}; success by grid size\n"
         f"{grid.groupby('grid_size').success.mean().round(3).to_string()}\n"
         f"by context, scaling x grid size\n{summary.round(2)}"
@@ -120,9 +124,9 @@ def cmd_attention(args, params):
     from dtpe.steps import attention
 
     model = _load_model(args, params)
-    result = attention.analyse(model, params, args.data, args.encoding, args.seed)
+    result = attention.analyse(model, params, args.data, args.variant, args.seed)
     atomic.write_text(args.out, json.dumps(result) + "\n")
-    print(f"attention {args.encoding} seed {args.seed}: translation {result['translation']}")
+    print(f"attention {args.variant} seed {args.seed}: translation {result['translation']}")
 
 
 def cmd_stats(args, params):
@@ -230,10 +234,10 @@ def cmd_encodings(args, params):
     )
 
 
-def _check_encoding(name: str, params) -> None:
-    if name not in params.study.encodings:
+def _check_variant(name: str, params) -> None:
+    if name not in params.study.variants:
         raise params_mod.ParamsError(
-            f"--encoding {name!r} is not in study.encodings {params.study.encodings}"
+            f"--variant {name!r} is not in study.variants {params.study.variants}"
         )
 
 
@@ -268,7 +272,7 @@ def parser() -> argparse.ArgumentParser:
     ):
         p = step(name, func, help)
         p.add_argument(
-            "--encoding", required=True, help="the model's encodings: one of study.encodings"
+            "--variant", required=True, help="the model's k x t encodings: one of study.variants"
         )
         p.add_argument("--seed", type=int, required=True, help="the model's training seed")
         p.add_argument(
@@ -304,7 +308,7 @@ def parser() -> argparse.ArgumentParser:
                     help=f"CSV to write, one row per episode: {what}",
                 )
     results_help = "results folder: train/, eval/, attention/, stats/ (default: results)"
-    p = step("stats", cmd_stats, "statistics over seeds and encodings")
+    p = step("stats", cmd_stats, "statistics over seeds and variants")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
     p.add_argument("--out", type=Path, required=True, help="folder for the statistics")
     p = step("tables", cmd_tables, "the study's tables as CSV, Markdown and LaTeX")

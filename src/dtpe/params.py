@@ -7,6 +7,7 @@ validates the result; an error names the file that set the key at fault."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -23,8 +24,9 @@ class ParamsError(ValueError):
 
 @dataclass(frozen=True)
 class Study:
-    encodings: list
-    """names from the encoding registry, one model per encoding per seed"""
+    variants: list
+    """the models compared: each a k x t pair of registered encodings, `<k>` (t sinusoidal) or
+    `<k>-t_<t>`; one model per variant per seed"""
     seeds: list
     """training seeds"""
 
@@ -89,10 +91,6 @@ class Model:
     """cells the egocentric view reaches from the agent in each direction (cnn_ego)"""
     rtg_scale: float
     """RTG is divided by this before its projection"""
-    t_table: int
-    """rows of the t encoding `learned`; a later timestep is clamped to the last row"""
-    t_max_offset: int
-    """the t encoding `randomized` adds to t, in training, an offset drawn from 0..t_max_offset"""
 
 
 @dataclass(frozen=True)
@@ -151,7 +149,7 @@ class Explorer:
 @dataclass(frozen=True)
 class Stats:
     reference: str
-    """the encoding compared against each other one"""
+    """the variant compared against each other one"""
     alpha: float
     """significance level; intervals are at confidence 1 - alpha"""
     bootstrap_resamples: int
@@ -159,7 +157,7 @@ class Stats:
     seed: int
     """seed of the bootstrap's and the sampled permutation tests' generator"""
     floor_pct: float
-    """success % the best encoding of a grid size must reach for it to tell encodings apart"""
+    """success % the best variant of a grid size must reach for it to tell variants apart"""
 
 
 @dataclass(frozen=True)
@@ -174,6 +172,9 @@ class Compute:
 @dataclass(frozen=True)
 class Params:
     study: Study
+    encodings: dict
+    """axis -> encoding -> its options (the knobs each encoding module declares): kept out of
+    `model` so that a change reruns only the models whose variant uses that encoding"""
     env: Env
     data: Data
     model: Model
@@ -213,9 +214,12 @@ def check(raw: dict, origin: Callable[[tuple], Path] | None = None) -> Params:
 
     if not isinstance(raw, dict):
         raise ParamsError("params: expected a mapping of groups")
+    _refuse_renamed(raw, "")
     errors = sorted(_Validator(schema()).iter_errors(raw), key=lambda e: list(e.path))
     if errors:
         raise ParamsError("; ".join(f"{key(e.path)}: {e.message}" for e in errors))
+    # a copy: the typed params must not change with the mapping they were read from
+    raw = copy.deepcopy(raw)
     p = Params(**{name: group(**raw[name]) for name, group in _GROUPS.items()})
     _check_semantics(p, key)
     return p
@@ -227,15 +231,16 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
     total = sum(p.data.split.values())
     if not math.isclose(total, 1.0, abs_tol=1e-9):
         raise ParamsError(f"{key(('data', 'split'))}: fractions sum to {total}, not 1")
-    for name in p.study.encodings:
+    for name in p.study.variants:
         try:
             variant(name)
         except ValueError as e:
-            raise ParamsError(f"{key(('study', 'encodings'))}: {e}") from None
-    if p.stats.reference not in p.study.encodings:
+            raise ParamsError(f"{key(('study', 'variants'))}: {e}") from None
+    if p.stats.reference not in p.study.variants:
         raise ParamsError(
-            f"{key(('stats', 'reference'))}: {p.stats.reference!r} is not in study.encodings"
+            f"{key(('stats', 'reference'))}: {p.stats.reference!r} is not in study.variants"
         )
+    _check_options(p.encodings, key)
     if p.model.state_encoder not in state_encoders():
         raise ParamsError(
             f"{key(('model', 'state_encoder'))}: unknown {p.model.state_encoder!r}; "
@@ -256,6 +261,33 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
             f"{key(('data', 'episodes'))}: {p.data.episodes} episodes leave a split empty: "
             f"{split_counts}"
         )
+
+
+def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
+    """Every option each registered encoding declares, given once, an integer at or above the
+    smallest value it allows; nothing else."""
+    from dtpe.model.catalog import options
+
+    for axis, declared in options().items():
+        for name in set(given.get(axis, {})) - set(declared):
+            raise ParamsError(
+                f"{key(('encodings', axis, name))}: no {axis} encoding {name!r}; "
+                f"registered: {sorted(declared)}"
+            )
+        for name, wanted in declared.items():
+            have = given.get(axis, {}).get(name, {})
+            for option in set(wanted) | set(have):
+                at = key(("encodings", axis, name, option))
+                if option not in wanted:
+                    raise ParamsError(
+                        f"{at}: the {axis} encoding {name!r} has no such option; "
+                        f"its options: {sorted(wanted) or 'none'}"
+                    )
+                if option not in have:
+                    raise ParamsError(f"{at}: missing (the {axis} encoding {name!r} reads it)")
+                value = have[option]
+                if not isinstance(value, int) or isinstance(value, bool) or value < wanted[option]:
+                    raise ParamsError(f"{at}: {value!r} is not an integer >= {wanted[option]}")
 
 
 def split_sizes(episodes: int, split: dict) -> dict:
@@ -303,6 +335,7 @@ def _layers(path: Path) -> list[tuple[Path, dict]]:
             raise ParamsError(f"params file {path} is not valid YAML: {e}") from e
         if not isinstance(raw, dict):
             raise ParamsError(f"params file {path}: expected a mapping of groups")
+        _refuse_renamed(raw, f"{path}: ")
         base = raw.pop(BASE, None)
         layers.append((path, raw))
         if base is None:
@@ -353,4 +386,18 @@ def _leaves(raw: dict, at: tuple = ()):
             yield (*at, key)
 
 
-_GROUPS = {f.name: globals()[f.type] for f in fields(Params)}
+_GROUPS = {f.name: {"dict": dict}.get(f.type) or globals()[f.type] for f in fields(Params)}
+
+RENAMED = {
+    ("study", "encodings"): "study.variants (a variant is a k x t pair of encodings)",
+    ("model", "t_table"): "encodings.t.learned.table",
+    ("model", "t_max_offset"): "encodings.t.randomized.max_offset",
+}
+"""keys of earlier params files -> where their value lives now"""
+
+
+def _refuse_renamed(raw: dict, where: str) -> None:
+    for path, now in RENAMED.items():
+        group = raw.get(path[0])
+        if isinstance(group, dict) and path[1] in group:
+            raise ParamsError(f"{where}params key {_key(path)} is now {now}: rename it there")

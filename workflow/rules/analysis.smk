@@ -1,29 +1,30 @@
 rule attention:
     input:
         "data",
-        model="models/{encoding}_s{seed}",
+        model="models/{variant}_s{seed}",
         code=code("cli", "params", "steps/attention", "steps/dataset", "world/layouts", "world/planner", "world/maze", "model/transformer", "model/catalog", "model/checkpoint",
                   "model/state_encoders", "atomic"),
-        encodings=encoding_code,
+        encodings=variant_code,
     output:
-        "results/attention/{encoding}_s{seed}.json",
+        "results/attention/{variant}_s{seed}.json",
     params:
         attention=config["attention"],
         env=config["env"],
         compute=config["compute"],
         model=config["model"],
+        options=variant_options,
     log:
-        "logs/attention/{encoding}_s{seed}.log",
+        "logs/attention/{variant}_s{seed}.log",
     benchmark:
-        "benchmarks/attention/{encoding}_s{seed}.tsv"
+        "benchmarks/attention/{variant}_s{seed}.tsv"
     threads: THREADS
     resources:
         mem_mb=4000,
         runtime=30,
     shell:
-        "dtpe attention --params {PARAMS} --encoding {wildcards.encoding} --seed {wildcards.seed} --threads {threads} "
-        "--data data --model models/{wildcards.encoding}_s{wildcards.seed} "
-        "--out results/attention/{wildcards.encoding}_s{wildcards.seed}.json > {log} 2>&1"
+        "dtpe attention --params {PARAMS} --variant {wildcards.variant} --seed {wildcards.seed} --threads {threads} "
+        "--data data --model models/{wildcards.variant}_s{wildcards.seed} "
+        "--out results/attention/{wildcards.variant}_s{wildcards.seed}.json > {log} 2>&1"
 
 
 rule stats:

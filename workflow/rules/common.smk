@@ -2,6 +2,7 @@ import glob
 import os
 
 from dtpe.cluster import train_resources
+from dtpe.model.catalog import options_of
 # aliased: a bare `chain` in the Snakefile's namespace shadows the one Snakemake itself uses
 from dtpe.params import chain as params_chain, load as load_params, resolve as resolve_params
 
@@ -35,9 +36,9 @@ TRAIN_RESOURCES = train_resources(load_params(PARAMS))
 config.pop("base", None)
 config.update(resolve_params(PARAMS))
 
-ENCODINGS = config["study"]["encodings"]
+VARIANTS = config["study"]["variants"]
 SEEDS = config["study"]["seeds"]
-MODELS = expand("{encoding}_s{seed}", encoding=ENCODINGS, seed=SEEDS)
+MODELS = expand("{variant}_s{seed}", variant=VARIANTS, seed=SEEDS)
 THREADS = config["compute"]["threads"]
 FIGURES = expand("figures/{name}.{ext}", name=["fig1_maze", "fig2_training", "fig3_success_by_grid",
                                                "fig4_attention", "fig5_effect_sizes", "fig6_t_shift"],
@@ -53,15 +54,21 @@ def code(*modules):
     return files
 
 
-def encoding_code(wildcards):
+def variant_code(wildcards):
     """The encodings package files the model variant runs (its k and t modules, what they import,
     base.py, __init__.py): adding an encoding reruns only the models that use it."""
     from dtpe.model.encodings import sources
 
-    return [repo(f"src/{f}") for f in sources(wildcards.encoding)]
+    return [repo(f"src/{f}") for f in sources(wildcards.variant)]
+
+
+def variant_options(wildcards):
+    """The options of the model variant's encodings (params `encodings`): changing one encoding's
+    option reruns only the models that use it."""
+    return options_of(wildcards.variant, config["encodings"])
 
 
 wildcard_constraints:
-    # a variant name, as dtpe.model.encodings.base reads it: `<k>` or `<k>-t_<t>`
-    encoding=r"[a-z0-9]+(-t_[a-z0-9]+)?",
+    # a variant name, as dtpe.model.catalog reads it: `<k>` or `<k>-t_<t>`
+    variant=r"[a-z0-9]+(-t_[a-z0-9]+)?",
     seed=r"\d+",

@@ -3,29 +3,30 @@
 rule evaluate:
     input:
         "data",
-        model="models/{encoding}_s{seed}",
+        model="models/{variant}_s{seed}",
         code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/catalog", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
                   "model/state_encoders", "world/maze", "atomic"),
-        encodings=encoding_code,
+        encodings=variant_code,
     output:
-        test="results/eval/test/{encoding}_s{seed}.csv",
-        grid="results/eval/grid/{encoding}_s{seed}.csv",
-        context="results/eval/context/{encoding}_s{seed}.csv",
+        test="results/eval/test/{variant}_s{seed}.csv",
+        grid="results/eval/grid/{variant}_s{seed}.csv",
+        context="results/eval/context/{variant}_s{seed}.csv",
     params:
         evaluate=config["evaluate"],
         env=config["env"],
         compute=config["compute"],
         model=config["model"],
+        options=variant_options,
         suite_sizes=config["data"]["suite_sizes"],
     log:
-        "logs/evaluate/{encoding}_s{seed}.log",
+        "logs/evaluate/{variant}_s{seed}.log",
     benchmark:
-        "benchmarks/evaluate/{encoding}_s{seed}.tsv"
+        "benchmarks/evaluate/{variant}_s{seed}.tsv"
     threads: THREADS
     resources:
         mem_mb=4000,
         runtime=60,
     shell:
-        "dtpe evaluate --params {PARAMS} --encoding {wildcards.encoding} --seed {wildcards.seed} "
-        "--threads {threads} --data data --model models/{wildcards.encoding}_s{wildcards.seed} "
+        "dtpe evaluate --params {PARAMS} --variant {wildcards.variant} --seed {wildcards.seed} "
+        "--threads {threads} --data data --model models/{wildcards.variant}_s{wildcards.seed} "
         "--out-test {output.test} --out-grid {output.grid} --out-context {output.context} > {log} 2>&1"

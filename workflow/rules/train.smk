@@ -3,19 +3,20 @@ rule train:
         "data",
         code=code("cli", "params", "steps/train", "model/transformer", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
                   "model/state_encoders", "world/maze", "atomic"),
-        encodings=encoding_code,
+        encodings=variant_code,
     output:
-        model=directory("models/{encoding}_s{seed}"),
-        metrics=directory("results/train/{encoding}_s{seed}"),
+        model=directory("models/{variant}_s{seed}"),
+        metrics=directory("results/train/{variant}_s{seed}"),
     params:
         model=config["model"],
         train=config["train"],
         env=config["env"],
         compute=config["compute"],
+        options=variant_options,
     log:
-        "logs/train/{encoding}_s{seed}.log",
+        "logs/train/{variant}_s{seed}.log",
     benchmark:
-        "benchmarks/train/{encoding}_s{seed}.tsv"
+        "benchmarks/train/{variant}_s{seed}.tsv"
     threads: THREADS
     # Trainings are the long jobs: started first, evaluations fill the cores they leave, and
     # the last training does not run alone at the end of the run.
@@ -24,6 +25,6 @@ rule train:
         mem_mb=TRAIN_RESOURCES["mem_mb"],
         runtime=TRAIN_RESOURCES["runtime"],
     shell:
-        "dtpe train --params {PARAMS} --encoding {wildcards.encoding} --seed {wildcards.seed} --threads {threads} "
-        "--data data --out models/{wildcards.encoding}_s{wildcards.seed} "
-        "--metrics results/train/{wildcards.encoding}_s{wildcards.seed} > {log} 2>&1"
+        "dtpe train --params {PARAMS} --variant {wildcards.variant} --seed {wildcards.seed} --threads {threads} "
+        "--data data --out models/{wildcards.variant}_s{wildcards.seed} "
+        "--metrics results/train/{wildcards.variant}_s{wildcards.seed} > {log} 2>&1"

@@ -1,11 +1,11 @@
 """Runs side by side (e.g. the default and the protocol run, each made by its own command): one
 tidy table, one Markdown table and one figure from each run's own statistics, the folder its
-stats step wrote (<run>/results/stats/). Nothing is recomputed: an encoding's mean success and
+stats step wrote (<run>/results/stats/). Nothing is recomputed: a variant's mean success and
 interval are copied from success_by_grid.csv, a pair's difference, interval and Holm p from the
 Holm family's rows of comparisons.csv (every pair at every grid size at the training context),
 so a run's numbers here are those of its own report.
 
-Outputs in out_dir: compare.csv (one row per run, grid size and encoding or pair), compare.md
+Outputs in out_dir: compare.csv (one row per run, grid size and variant or pair), compare.md
 (the same, a column per run) and compare.png (per grid size, each pair's difference with its
 interval, one colour and marker per run).
 """
@@ -24,22 +24,42 @@ from dtpe.analysis import tables
 
 STATS = ("success_by_grid.csv", "comparisons.csv", "methods.json")
 """what is read from each run's results/stats/"""
+NEEDED = {
+    "success_by_grid.csv": {
+        "grid_size",
+        "variant",
+        "success_pct_mean",
+        "ci_low_pct",
+        "ci_high_pct",
+    },
+    "comparisons.csv": {
+        "grid_size",
+        "variant_a",
+        "variant_b",
+        "diff_pct",
+        "ci_low_pct",
+        "ci_high_pct",
+        "p_holm",
+        "primary",
+    },
+}
+"""the columns read from the CSVs among them"""
 COLUMNS = [
     "run",
     "grid_size",
     "kind",
-    "encoding",
+    "variant",
     "estimate_pct",
     "ci_low_pct",
     "ci_high_pct",
     "p_holm",
 ]
-"""compare.csv: kind `success` (encoding: one encoding; estimate: its mean success) or
-`difference` (encoding: a pair, "a − b"; estimate: the difference of their mean success, in
+"""compare.csv: kind `success` (variant: one variant; estimate: its mean success) or
+`difference` (variant: a pair, "a − b"; estimate: the difference of their mean success, in
 points); the interval at the run's own confidence; p_holm for a difference only"""
 MARKERS = "osD^vPX*"
 NOT_RUN = "not run"
-"""a Markdown cell of an encoding or pair that run does not have"""
+"""a Markdown cell of a variant or pair that run does not have"""
 
 
 def stats_dir(run: Path) -> Path:
@@ -62,6 +82,13 @@ def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, f
             raise FileNotFoundError(
                 f"run {run}: {', '.join(missing)} missing (its stats step has not run)"
             )
+        for name, wanted in NEEDED.items():
+            lacks = wanted - set(pd.read_csv(stats_dir(run) / name, nrows=0).columns)
+            if lacks:
+                raise ValueError(
+                    f"run {run}: {stats_dir(run) / name} lacks the columns {sorted(lacks)} "
+                    "(written by an older dtpe, whose column was `encoding`: rerun its stats step)"
+                )
     frames, confidence = [], {}
     for run, label in zip(map(Path, runs), labels):
         frames.append(numbers(stats_dir(run), label))
@@ -70,7 +97,7 @@ def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, f
 
 
 def numbers(stats: Path, label: str) -> pd.DataFrame:
-    """One run's rows: per grid size its encodings' success, then its pairs' differences, each
+    """One run's rows: per grid size its variants' success, then its pairs' differences, each
     in the order its stats step wrote them."""
     success = tables.read(stats, "success_by_grid")
     pairs = tables.primary(stats)
@@ -80,7 +107,7 @@ def numbers(stats: Path, label: str) -> pd.DataFrame:
                 {
                     "grid_size": success.grid_size,
                     "kind": "success",
-                    "encoding": success.encoding,
+                    "variant": success.variant,
                     "estimate_pct": success.success_pct_mean,
                     "ci_low_pct": success.ci_low_pct,
                     "ci_high_pct": success.ci_high_pct,
@@ -91,7 +118,7 @@ def numbers(stats: Path, label: str) -> pd.DataFrame:
                 {
                     "grid_size": pairs.grid_size,
                     "kind": "difference",
-                    "encoding": pairs.encoding_a + " − " + pairs.encoding_b,
+                    "variant": pairs.variant_a + " − " + pairs.variant_b,
                     "estimate_pct": pairs.diff_pct,
                     "ci_low_pct": pairs.ci_low_pct,
                     "ci_high_pct": pairs.ci_high_pct,
@@ -132,7 +159,7 @@ def cell(row) -> str:
 
 
 def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
-    keys = ["grid_size", "kind", "encoding"]
+    keys = ["grid_size", "kind", "variant"]
     cells = table.assign(cell=[cell(row) for row in table.itertuples()])
     wide = cells.pivot(index=keys, columns="run", values="cell")
     # rows in the runs' own order (grid size, then success before differences), runs as given
@@ -141,12 +168,12 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
     wide = wide.reindex(pd.MultiIndex.from_frame(order[keys]))[list(dict.fromkeys(table.run))]
     shown = wide.fillna(NOT_RUN).reset_index()
     shown.insert(0, "Grid", shown.pop("grid_size").map(tables.grid_label))
-    shown = shown.drop(columns="kind").rename(columns={"encoding": "Encoding or a − b"})
+    shown = shown.drop(columns="kind").rename(columns={"variant": "Variant or a − b"})
     caption = (
-        "Each run's own statistics (its results/stats/), side by side. An encoding: mean success "
+        "Each run's own statistics (its results/stats/), side by side. A variant: mean success "
         "% over seeds [CI]; a pair a − b: the difference of mean success in points [CI] and its "
         f"Holm-adjusted p, at the run's training context. CI: {levels(confidence)}, the run's "
-        f"two-level bootstrap. {tables.UNDEFINED}: undefined (one seed); {NOT_RUN}: an encoding "
+        f"two-level bootstrap. {tables.UNDEFINED}: undefined (one seed); {NOT_RUN}: a variant "
         "or pair that run does not have."
     )
     return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
@@ -157,7 +184,7 @@ def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
     colour and marker per run, the runs of a pair side by side."""
     pairs_table = table[table.kind == "difference"]
     sizes = sorted(pairs_table.grid_size.unique())
-    pairs = list(dict.fromkeys(pairs_table.encoding))
+    pairs = list(dict.fromkeys(pairs_table.variant))
     runs = list(dict.fromkeys(table.run))
     cmap = colormaps["tab10"]
     fig = Figure(figsize=(2.2 + 2.6 * len(sizes), 1.6 + 0.45 * len(pairs)), layout="constrained")
@@ -169,7 +196,7 @@ def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
         ax.axvline(0, color="black", linewidth=0.8)
         for i, (run, offset) in enumerate(zip(runs, offsets)):
             own = pairs_table[(pairs_table.run == run) & (pairs_table.grid_size == size)]
-            y = own.encoding.map(rows) + offset
+            y = own.variant.map(rows) + offset
             colour = cmap(i % cmap.N)
             ax.hlines(y, own.ci_low_pct, own.ci_high_pct, colors=[colour])
             ax.scatter(own.estimate_pct, y, color=colour, marker=MARKERS[i % len(MARKERS)], s=20)

@@ -47,7 +47,7 @@ def draw(
     params, data_dir: Path, stats_dir: Path, attention_jsons: list[Path], out_dir: Path
 ) -> list[Path]:
     """Draws the six figures into out_dir; returns the files written."""
-    colours = encoding_colours(params.study.encodings)
+    colours = variant_colours(params.study.variants)
     stats_dir, out_dir = Path(stats_dir), Path(out_dir)
     methods = json.loads((stats_dir / "methods.json").read_text())
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
@@ -61,7 +61,7 @@ def draw(
             json.loads((stats_dir / "attention_maps.json").read_text()), colours
         ),
         "fig5_effect_sizes": effect_sizes(
-            comparisons[comparisons.primary.astype(bool)], params.study.encodings, methods
+            comparisons[comparisons.primary.astype(bool)], params.study.variants, methods
         ),
         "fig6_t_shift": t_shift(attention_jsons, colours),
     }
@@ -76,15 +76,15 @@ def save(fig: Figure, stem: Path) -> list[Path]:
     return [png, pdf]
 
 
-def encoding_colours(encodings: list[str]) -> dict[str, tuple]:
-    """One colour per encoding, in params order, the same in every figure: a qualitative map
+def variant_colours(variants: list[str]) -> dict[str, tuple]:
+    """One colour per variant, in params order, the same in every figure: a qualitative map
     while it has enough colours, then evenly spaced points of a continuous one."""
-    n = len(encodings)
+    n = len(variants)
     if n <= 20:
         cmap = colormaps["tab10" if n <= 10 else "tab20"]
-        return {e: cmap(i) for i, e in enumerate(encodings)}
+        return {e: cmap(i) for i, e in enumerate(variants)}
     cmap = colormaps["turbo"]
-    return {e: cmap(i / (n - 1)) for i, e in enumerate(encodings)}
+    return {e: cmap(i / (n - 1)) for i, e in enumerate(variants)}
 
 
 def maze(data_dir: Path, size: int) -> Figure:
@@ -125,11 +125,11 @@ def training(curves: pd.DataFrame, colours: dict) -> Figure:
     the stats stage's training curves."""
     fig = Figure(figsize=(10, 7), layout="constrained")
     for ax, (metric, label) in zip(fig.subplots(2, 2).flat, TRAINING_PANELS):
-        for encoding, colour in colours.items():
-            curve = curves[curves.encoding == encoding]
+        for variant, colour in colours.items():
+            curve = curves[curves.variant == variant]
             curve = curve[curve[f"{metric}_mean"].notna()]  # epochs without validation
             mean, std = curve[f"{metric}_mean"], curve[f"{metric}_std"]
-            ax.plot(curve.epoch, mean, color=colour, label=encoding)
+            ax.plot(curve.epoch, mean, color=colour, label=variant)
             ax.fill_between(
                 curve.epoch, mean - std, mean + std, color=colour, alpha=0.2, linewidth=0
             )
@@ -148,10 +148,10 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
     spacing = np.diff(sorted(table.grid_size.unique())).min(initial=2)
     # Horizontal offsets keep the intervals of different encodings apart.
     offsets = np.linspace(-0.3, 0.3, len(colours)) * spacing / 2 if len(colours) > 1 else [0.0]
-    for offset, (encoding, colour) in zip(offsets, colours.items()):
-        rows = table[table.encoding == encoding]
+    for offset, (variant, colour) in zip(offsets, colours.items()):
+        rows = table[table.variant == variant]
         x = rows.grid_size + offset
-        ax.plot(x, rows.success_pct_mean, color=colour, marker="o", label=encoding)
+        ax.plot(x, rows.success_pct_mean, color=colour, marker="o", label=variant)
         ax.vlines(x, rows.ci_low_pct, rows.ci_high_pct, color=colour)
         for bound in (rows.ci_low_pct, rows.ci_high_pct):
             ax.plot(x, bound, linestyle="none", marker="_", markersize=8, color=colour)
@@ -168,14 +168,14 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
 
 
 def attention(maps: dict[str, dict], colours: dict) -> Figure:
-    """Figure 4: distance decay per encoding (left) and one mean attention map per encoding,
+    """Figure 4: distance decay per variant (left) and one mean attention map per variant,
     as the stats stage averaged them over seeds."""
-    encodings = [e for e in colours if e in maps]
-    fig = Figure(figsize=(4.5 * (1 + len(encodings)), 4.2), layout="constrained")
-    decay_ax, *heat_axes = fig.subplots(1, 1 + len(encodings))
-    for encoding in encodings:
-        decay = maps[encoding]["distance_decay"]
-        decay_ax.plot(np.arange(len(decay)), decay, color=colours[encoding], label=encoding)
+    variants = [e for e in colours if e in maps]
+    fig = Figure(figsize=(4.5 * (1 + len(variants)), 4.2), layout="constrained")
+    decay_ax, *heat_axes = fig.subplots(1, 1 + len(variants))
+    for variant in variants:
+        decay = maps[variant]["distance_decay"]
+        decay_ax.plot(np.arange(len(decay)), decay, color=colours[variant], label=variant)
     decay_ax.set(
         xlabel="token distance, query − key (3 tokens per step)",
         ylabel="mean attention weight",
@@ -184,28 +184,28 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
     decay_ax.legend()
     # One colour scale for all maps, so that they compare; square-root scaled because the first
     # queries, with few keys to spread over, would otherwise saturate it.
-    norm = PowerNorm(0.5, vmin=0, vmax=max(np.max(maps[e]["heatmap"]) for e in encodings))
-    for ax, encoding in zip(heat_axes, encodings):
-        image = ax.imshow(maps[encoding]["heatmap"], cmap="viridis", norm=norm)
+    norm = PowerNorm(0.5, vmin=0, vmax=max(np.max(maps[e]["heatmap"]) for e in variants))
+    for ax, variant in zip(heat_axes, variants):
+        image = ax.imshow(maps[variant]["heatmap"], cmap="viridis", norm=norm)
         ax.set(
             xlabel="key token (3k: RTG, 3k+1: state, 3k+2: action of step k)",
             ylabel="query token",
-            title=f"{encoding} (mean of {maps[encoding]['seeds']} seeds)",
+            title=f"{variant} (mean of {maps[variant]['seeds']} seeds)",
         )
     fig.colorbar(image, ax=heat_axes, label="attention weight (square-root scale)")
     fig.suptitle("Final-layer attention, averaged over heads and episodes")
     return fig
 
 
-def effect_sizes(comparisons: pd.DataFrame, encodings: list[str], methods: dict) -> Figure:
+def effect_sizes(comparisons: pd.DataFrame, variants: list[str], methods: dict) -> Figure:
     """Figure 5: the difference a − b of mean success with its CI, per pair (rows) and grid size
     (panels); * marks a Holm-adjusted p below alpha."""
     sizes = sorted(comparisons.grid_size.unique())
-    order = {e: i for i, e in enumerate(encodings)}
+    order = {e: i for i, e in enumerate(variants)}
     pairs = list(
         dict.fromkeys(
             sorted(
-                zip(comparisons.encoding_a, comparisons.encoding_b),
+                zip(comparisons.variant_a, comparisons.variant_b),
                 key=lambda pair: (order[pair[0]], order[pair[1]]),
             )
         )
@@ -217,7 +217,7 @@ def effect_sizes(comparisons: pd.DataFrame, encodings: list[str], methods: dict)
     for ax, size in zip(axes, sizes):
         rows = (
             comparisons[comparisons.grid_size == size]
-            .set_index(["encoding_a", "encoding_b"])
+            .set_index(["variant_a", "variant_b"])
             .loc[pairs]
         )
         resolved = (rows.verdict != stats.UNRESOLVED).to_numpy()
@@ -251,15 +251,15 @@ def t_shift(attention_jsons: list[Path], colours: dict) -> Figure:
     checks = {}
     for path in attention_jsons:
         result = json.loads(Path(path).read_text())
-        checks.setdefault(result["encoding"], []).append(result["translation"])
-    encodings = [e for e in colours if e in checks]
-    fig = Figure(figsize=(2 + 0.9 * len(encodings), 6), layout="constrained")
+        checks.setdefault(result["variant"], []).append(result["translation"])
+    variants = [e for e in colours if e in checks]
+    fig = Figure(figsize=(2 + 0.9 * len(variants), 6), layout="constrained")
     for ax, (key, label) in zip(fig.subplots(2, 1, sharex=True), T_SHIFT_PANELS):
-        for x, encoding in enumerate(encodings):
-            values = [c[key] for c in checks[encoding]]
-            ax.scatter([x] * len(values), values, color=colours[encoding], s=18)
+        for x, variant in enumerate(variants):
+            values = [c[key] for c in checks[variant]]
+            ax.scatter([x] * len(values), values, color=colours[variant], s=18)
         ax.set(ylabel=label, ylim=(0, None))
-        ax.set_xticks(range(len(encodings)), encodings, rotation=30, ha="right")
+        ax.set_xticks(range(len(variants)), variants, rotation=30, ha="right")
     shift = next(iter(checks.values()))[0]["shift"] if checks else 0
     fig.suptitle(f"Global timestep t shifted by {shift} (one point per seed)")
     return fig

@@ -2,7 +2,7 @@
 stage's files (results/stats/): per grid size what the seed-level intervals resolve, the ranking,
 power, mechanisms, the confound and what is reproducible; the statistical methods in the stats
 stage's own words; the six figures (linked relative to the report), the seven Markdown tables,
-the t-shift check per encoding and seed, the wall time of each step, the code version and
+the t-shift check per variant and seed, the wall time of each step, the code version and
 the params file used. The report computes no statistic: every number is rendered from
 results/stats/ or, for the translation check, from the attention stage's per-seed files."""
 
@@ -28,22 +28,22 @@ FIGURES = (
     ),
     (
         "fig2_training",
-        "Figure 2. Training dynamics per encoding: train and validation loss, validation success, "
+        "Figure 2. Training dynamics per variant: train and validation loss, validation success, "
         "overfitting gap; mean over seeds, band ±1 std.",
     ),
     (
         "fig3_success_by_grid",
-        "Figure 3. Success against grid size per encoding; bars: {level} bootstrap CI of the mean "
+        "Figure 3. Success against grid size per variant; bars: {level} bootstrap CI of the mean "
         "over seeds and layouts.",
     ),
     (
         "fig4_attention",
         "Figure 4. Final-layer attention: distance decay (left) "
-        "and mean attention maps per encoding.",
+        "and mean attention maps per variant.",
     ),
     (
         "fig5_effect_sizes",
-        "Figure 5. Difference of mean success for every pair of encodings per grid size at the "
+        "Figure 5. Difference of mean success for every pair of variants per grid size at the "
         "training context, with its {level} bootstrap CI; * Holm-adjusted p < {alpha:g}.",
     ),
     (
@@ -127,7 +127,7 @@ def write(
         "## Figures\n\n" + figures_section(Path(figures_dir), out.parent, methods),
         "## Tables\n\n" + tables_section(tables_dir),
         "## Shifting the global timestep t\n\n"
-        + translation_section(attention_jsons, params.study.encodings),
+        + translation_section(attention_jsons, params.study.variants),
         "## Looking at episodes\n\n" + episodes_section(Path(figures_dir), out.parent),
         "## Wall time per step\n\n" + timings_section(timings, params.compute.threads),
         "## Parameters\n\n" + params_section(params_path),
@@ -183,9 +183,9 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
     size = params.data.train_size
     intro = (
         f"Models were trained on {grid_label(size)} mazes only, {seeds(success.n_seeds)} seeds "
-        f"per encoding; every larger grid tests length generalization. Means carry their "
+        f"per variant; every larger grid tests length generalization. Means carry their "
         f"{level(methods)} bootstrap CI over seeds and layouts; a difference between two "
-        'encodings is resolved only where its CI excludes 0. "Significant" means a '
+        'variants is resolved only where its CI excludes 0. "Significant" means a '
         f"Holm-adjusted p below α = {methods['alpha']:g}; the smallest p the design can give is "
         "stated beside it."
     )
@@ -209,7 +209,7 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
             "### Mechanisms\n\n"
             + context_text(pd.read_csv(stats_dir / "context.csv"))
             + "\n\n"
-            + confound_text(params.study.encodings),
+            + confound_text(params.study.variants),
             "### What is reproducible\n\n"
             + reproducible_text(pd.read_csv(stats_dir / "numerics.csv")),
         ]
@@ -219,17 +219,17 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
 def grid_finding(
     grid: int, success: pd.DataFrame, pairs: pd.DataFrame, power: pd.Series, methods: dict
 ) -> str:
-    """One bullet: informative or at the floor, each encoding's mean [CI], the pairs whose CI
+    """One bullet: informative or at the floor, each variant's mean [CI], the pairs whose CI
     resolves a direction with Holm p beside the smallest possible p, and those it leaves open."""
     if power.informative:
         standing = f"informative (best mean {power.best_pct:.1f} % ≥ {methods['floor_pct']:g} %)"
     else:
         standing = (
             f"at the floor (best mean {power.best_pct:.1f} % < {methods['floor_pct']:g} %): every "
-            "encoding fails nearly every maze, so this grid says nothing about encodings"
+            "variant fails nearly every maze, so this grid says nothing about encodings"
         )
     means = "; ".join(
-        f"{row.encoding} {mean_interval(row.success_pct_mean, row.ci_low_pct, row.ci_high_pct)}"
+        f"{row.variant} {mean_interval(row.success_pct_mean, row.ci_low_pct, row.ci_high_pct)}"
         for row in success.itertuples()
     )
     resolved = pairs[pairs.verdict != UNRESOLVED]
@@ -252,7 +252,7 @@ def grid_finding(
         text.append(
             "They resolve no difference for "
             + "; ".join(
-                f"{row.encoding_a} − {row.encoding_b} "
+                f"{row.variant_a} − {row.variant_b} "
                 f"{with_interval(row.diff_pct, row.ci_low_pct, row.ci_high_pct, sign='+')}"
                 for row in open_pairs.itertuples()
             )
@@ -271,9 +271,9 @@ def mean_interval(mean: float, low: float, high: float) -> str:
 def direction(row) -> str:
     """The resolved direction, the larger mean first."""
     return (
-        f"{row.encoding_a} > {row.encoding_b}"
+        f"{row.variant_a} > {row.variant_b}"
         if row.verdict == "a > b"
-        else f"{row.encoding_b} > {row.encoding_a}"
+        else f"{row.variant_b} > {row.variant_a}"
     )
 
 
@@ -286,30 +286,30 @@ def difference(row, methods: dict) -> str:
     )
     significant = ", significant" if pd.notna(row.p_holm) and row.p_holm < methods["alpha"] else ""
     return (
-        f"{row.encoding_a} − {row.encoding_b} = {row.diff_pct:+.1f} points ({interval}, "
+        f"{row.variant_a} − {row.variant_b} = {row.diff_pct:+.1f} points ({interval}, "
         f"Holm p {p_value(row.p_holm)}{significant}, smallest possible p {p_value(row.p_min)})"
     )
 
 
 def ranking_text(ranking: pd.DataFrame, power: pd.DataFrame, methods: dict) -> str:
-    """Per grid size the first, the leading group and the encodings resolved below the first
+    """Per grid size the first, the leading group and the variants resolved below the first
     with their gaps (Table 7); floor grids are marked, as they rank nothing."""
-    lines = [f"Table 7; {methods['ranking']} Gaps are first − encoding in points [CI]."]
+    lines = [f"Table 7; {methods['ranking']} Gaps are first − variant in points [CI]."]
     for size, rows in ranking.groupby("grid_size", sort=True):
         firsts = rows[rows["rank"] == 1]
         line = (
             f"- {grid_label(size)}{'' if power.loc[size].informative else ' (at the floor)'}: "
-            f"first {' and '.join(firsts.encoding)} "
+            f"first {' and '.join(firsts.variant)} "
             + mean_interval(*firsts[["success_pct_mean", "ci_low_pct", "ci_high_pct"]].iloc[0])
         )
         if (rows.standing == UNDEFINED_STANDING).any():
             lines.append(line + "; gap intervals undefined (one seed), so no group is drawn.")
             continue
         lead, below = rows[rows.standing == LEADING], rows[rows.standing == BELOW]
-        line += f"; leading group ({len(lead)} of {len(rows)}): {', '.join(lead.encoding)}"
+        line += f"; leading group ({len(lead)} of {len(rows)}): {', '.join(lead.variant)}"
         if len(below):
             line += "; below the first: " + ", ".join(
-                f"{row.encoding} "
+                f"{row.variant} "
                 + with_interval(row.gap_pct, row.gap_ci_low_pct, row.gap_ci_high_pct)
                 for row in below.itertuples()
             )
@@ -328,9 +328,9 @@ def power_text(power: pd.DataFrame, methods: dict) -> str:
             continue
         lines.append(
             f"- {grid_label(grid)}{'' if row.informative else ' (at the floor)'}: seed SD "
-            f"{row.seed_sd_pct:.1f} points with {row.n_seeds:.0f} seeds per encoding; the "
+            f"{row.seed_sd_pct:.1f} points with {row.n_seeds:.0f} seeds per variant; the "
             f"smallest detectable difference is {row.mde_pct:.1f} points, and detecting 10 "
-            f"points needs {row.seeds_for_10pts:.0f} seeds per encoding."
+            f"points needs {row.seeds_for_10pts:.0f} seeds per variant."
         )
     return "\n".join(lines)
 
@@ -339,21 +339,21 @@ def context_text(context: pd.DataFrame) -> str:
     """Success averaged over grid sizes at each context beyond the training one (Table 4)."""
     lines = [
         "Context length (Table 4; success averaged over grid sizes, mean ± std over seeds; N/A: "
-        "the encoding cannot index that far). Figure 4 and the translation check show how each "
-        "encoding attends."
+        "the variant cannot index that far). Figure 4 and the translation check show how each "
+        "variant attends."
     ]
     for (ctx, multiple), rows in context.groupby(["context", "context_multiple"], sort=True):
         cells = "; ".join(
-            f"{row.encoding} {mean_std(row.success_pct_mean, row.success_pct_std)}"
+            f"{row.variant} {mean_std(row.success_pct_mean, row.success_pct_std)}"
             for row in rows.itertuples()
         )
         lines.append(f"- {ctx} timesteps ({multiple:g}× the training context): {cells}.")
     return "\n".join(lines)
 
 
-def confound_text(encodings: list[str]) -> str:
+def confound_text(variants: list[str]) -> str:
     """t and k coincide in training; say which of this run's models cannot separate them."""
-    sinusoidal_t = [e for e in encodings if "-t_" not in e]
+    sinusoidal_t = [e for e in variants if "-t_" not in e]
     text = (
         "A confound: training episodes are shorter than the context window, so the global "
         "timestep t equals the in-window index k on almost every training token."
@@ -362,7 +362,7 @@ def confound_text(encodings: list[str]) -> str:
         return text + (
             f" In {', '.join(sinusoidal_t)} the timestep t is encoded with the sinusoid that the "
             "sinusoidal k encoding also uses, so what these models take from k is not separated "
-            "from what they take from t. The encoding-family run (encodings named `<k>-t_<t>`, "
+            "from what they take from t. The family run (variants named `<k>-t_<t>`, "
             "with t as its own axis) separates them."
         )
     return text + (
@@ -396,20 +396,20 @@ def tables_section(tables_dir: Path) -> str:
     )
 
 
-def translation_section(attention_jsons, encodings: list[str]) -> str:
-    """Per encoding and seed: the same windows replayed with the global timestep t shifted by
+def translation_section(attention_jsons, variants: list[str]) -> str:
+    """Per variant and seed: the same windows replayed with the global timestep t shifted by
     `shift`, how much the final-layer attention and the action distribution moved, as the
     attention stage wrote them."""
     runs = sorted(
         (json.loads(Path(p).read_text()) for p in attention_jsons), key=lambda r: r["seed"]
     )
     rows = []
-    for encoding in [e for e in encodings if any(r["encoding"] == e for r in runs)]:
-        checks = [r["translation"] for r in runs if r["encoding"] == encoding]
+    for variant in [e for e in variants if any(r["variant"] == e for r in runs)]:
+        checks = [r["translation"] for r in runs if r["variant"] == variant]
         rows.append(
             {
-                "Encoding": encoding,
-                "Seeds": ", ".join(str(r["seed"]) for r in runs if r["encoding"] == encoding),
+                "Variant": variant,
+                "Seeds": ", ".join(str(r["seed"]) for r in runs if r["variant"] == variant),
                 "Shift of t": str(checks[0]["shift"]),
                 "Attention, mean abs. change": per_seed(checks, "mean_abs_diff"),
                 "Attention, max abs. change": per_seed(checks, "max_abs_diff"),
@@ -448,7 +448,7 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
     ]
     if gifs:
         text.append(
-            "- Episode animations, a success and a failure per encoding: "
+            "- Episode animations, a success and a failure per variant: "
             + ", ".join(f"[{g.stem[1:]}×{g.stem[1:]}]({link('episodes/' + g.name)})" for g in gifs)
             + "."
         )

@@ -1,25 +1,25 @@
-"""Statistics over seeds and encodings (docs/protocol.md, Statistics): every number the
+"""Statistics over seeds and variants (docs/protocol.md, Statistics): every number the
 tables, figures and report show is computed here, once, and written as tidy CSVs (plus
 metrics.json, the headline numbers for `dvc metrics show`, and methods.json, the methods in
 words for captions).
 
 The unit of replication is the training seed. Every model of a grid size plays the same
-evaluation layouts, so an encoding's success is a (seeds x layouts) matrix of 0/1 outcomes and
+evaluation layouts, so a variant's success is a (seeds x layouts) matrix of 0/1 outcomes and
 both are sources of variation: the intervals come from a two-level bootstrap that resamples the
-seeds of each encoding independently and the shared layouts jointly (scipy.stats.bootstrap over
+seeds of each variant independently and the shared layouts jointly (scipy.stats.bootstrap over
 index samples). The p-values come from an exact permutation test over seed labels
 (scipy.stats.permutation_test on per-seed success), Holm-adjusted over the primary family: every
-pair of encodings at every grid size at the training context. With few seeds the permutation
+pair of variants at every grid size at the training context. With few seeds the permutation
 test cannot go low (5 vs 5: p >= 2/252), so the intervals carry the verdict and p_min is written
 beside every p. Each interval and sampled test draws from its own generator, seeded by stats.seed
-and the cell it belongs to (cell_rng), so adding an encoding or a context moves no other cell's
+and the cell it belongs to (cell_rng), so adding a variant or a context moves no other cell's
 interval or p (the Holm-adjusted p still spans the family). Success is in percent of episodes;
-a failed episode counts its steps up to the cap; episodes an encoding cannot run (applicable
+a failed episode counts its steps up to the cap; episodes a variant cannot run (applicable
 False) stay NaN, never failures.
 
 Outputs in out_dir: training.csv, training_curves.csv, success_by_grid.csv, steps_by_grid.csv,
 context.csv, comparisons.csv, ranking.csv, power.csv, metrics.json, methods.json, and
-attention_maps.json (each encoding's attention averaged over its seeds, for Figure 4).
+attention_maps.json (each variant's attention averaged over its seeds, for Figure 4).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def methods(sp) -> dict:
         "bootstrap": (
             f"{100 * (1 - sp.alpha):g} % percentile interval of a two-level bootstrap "
             f"({sp.bootstrap_resamples} resamples, scipy.stats.bootstrap): the seeds of each "
-            "encoding resampled independently, the shared layouts resampled jointly."
+            "variant resampled independently, the shared layouts resampled jointly."
         ),
         "permutation": (
             "two-sided permutation test of the difference of mean success over seed labels "
@@ -59,7 +59,7 @@ def methods(sp) -> dict:
             f"{MAX_EXACT_PERMUTATIONS} relabellings); p_min is the smallest p the design allows."
         ),
         "holm": (
-            "Holm's step-down adjustment over the primary family: every pair of encodings at "
+            "Holm's step-down adjustment over the primary family: every pair of variants at "
             "every grid size at the training context."
         ),
         "prob_improvement": (
@@ -68,9 +68,9 @@ def methods(sp) -> dict:
         "iqm": "interquartile mean of per-seed success (scipy.stats.trim_mean, 25 %).",
         "cohens_d": "difference of per-seed mean success over the pooled seed SD (ddof 1).",
         "ranking": (
-            "per grid size at the training context, encodings ordered by mean success; each "
+            "per grid size at the training context, variants ordered by mean success; each "
             "one's gap to the first with the bootstrap interval of that difference (unadjusted: "
-            "Holm p in the comparisons); the leading group is the first and every encoding whose "
+            "Holm p in the comparisons); the leading group is the first and every variant whose "
             "gap interval covers 0 (no group with one seed: the intervals are undefined)."
         ),
         "power": (
@@ -92,21 +92,21 @@ def run(
     attention_jsons: list[Path],
     out_dir: Path,
 ) -> None:
-    sp, encodings = params.stats, list(params.study.encodings)
-    maps = attention_maps(attention_jsons, encodings)  # a missing file fails before the bootstrap
+    sp, variants = params.stats, list(params.study.variants)
+    maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
     train_context = int(grid.context.iloc[0])
     # The context sweep plays the other contexts; the training context's rows are the grid sweep's.
     context = pd.concat([grid, labelled(read_episodes(context_csvs))], ignore_index=True)
-    labels = encodings + sorted(set(context.encoding) - set(encodings))
-    grid, context = ordered(grid, encodings), ordered(context, labels)
+    labels = variants + sorted(set(context.variant) - set(variants))
+    grid, context = ordered(grid, variants), ordered(context, labels)
     comparisons = compare_all(
-        context, [sp.reference] + [e for e in encodings if e != sp.reference], train_context, sp
+        context, [sp.reference] + [e for e in variants if e != sp.reference], train_context, sp
     )
     success = success_by_grid(grid, sp)
-    epochs = ordered(read_metrics(metrics_csvs), encodings)
+    epochs = ordered(read_metrics(metrics_csvs), variants)
     results = {
-        "training": training(epochs, ordered(read_episodes(test_csvs), encodings)),
+        "training": training(epochs, ordered(read_episodes(test_csvs), variants)),
         "training_curves": training_curves(epochs),
         "success_by_grid": success,
         "steps_by_grid": steps_by_grid(grid),
@@ -132,21 +132,21 @@ def read_episodes(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
 
 
-def attention_maps(paths, encodings: list[str]) -> dict[str, dict]:
-    """Per encoding (in study order), the attention stage's distance decay and final-layer
+def attention_maps(paths, variants: list[str]) -> dict[str, dict]:
+    """Per variant (in study order), the attention stage's distance decay and final-layer
     heatmap averaged over its seeds (Figure 4)."""
     runs = {}
     for path in paths:
         result = json.loads(Path(path).read_text())
-        runs.setdefault(result["encoding"], []).append(result)
+        runs.setdefault(result["variant"], []).append(result)
     return {
-        encoding: {
-            "distance_decay": np.mean([r["distance_decay"] for r in runs[encoding]], 0).tolist(),
-            "heatmap": np.mean([r["heatmap"] for r in runs[encoding]], 0).tolist(),
-            "seeds": len(runs[encoding]),
+        variant: {
+            "distance_decay": np.mean([r["distance_decay"] for r in runs[variant]], 0).tolist(),
+            "heatmap": np.mean([r["heatmap"] for r in runs[variant]], 0).tolist(),
+            "seeds": len(runs[variant]),
         }
-        for encoding in encodings
-        if encoding in runs
+        for variant in variants
+        if variant in runs
     }
 
 
@@ -155,12 +155,12 @@ def labelled(context: pd.DataFrame) -> pd.DataFrame:
     if "rope_scaling" not in context:
         return context
     scaled = context.rope_scaling.fillna(NO_SCALING) != NO_SCALING
-    label = context.encoding.where(~scaled, context.encoding + "+" + context.rope_scaling)
-    return context.assign(encoding=label).drop(columns="rope_scaling")
+    label = context.variant.where(~scaled, context.variant + "+" + context.rope_scaling)
+    return context.assign(variant=label).drop(columns="rope_scaling")
 
 
 def read_metrics(paths) -> pd.DataFrame:
-    """Per-epoch training metrics of every run; encoding and seed come from the run's folder
+    """Per-epoch training metrics of every run; variant and seed come from the run's folder
     name (dtpe.names), since metrics.csv does not repeat them."""
     frames = []
     for path in map(Path, paths):
@@ -168,7 +168,7 @@ def read_metrics(paths) -> pd.DataFrame:
             variant, seed = names.parse(path.parent.name)
         except ValueError as e:
             raise ValueError(f"{path}: its folder: {e}") from None
-        frames.append(pd.read_csv(path).assign(encoding=variant, seed=seed))
+        frames.append(pd.read_csv(path).assign(variant=variant, seed=seed))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -180,20 +180,20 @@ def numerics_records(metrics_csvs) -> pd.DataFrame:
         if not path.is_file():
             raise ValueError(f"{path} is missing: the model was trained by an older dtpe")
         variant, seed = names.parse(path.parent.name)
-        rows.append({"encoding": variant, "seed": seed, **json.loads(path.read_text())})
+        rows.append({"variant": variant, "seed": seed, **json.loads(path.read_text())})
     return pd.DataFrame(rows)
 
 
-def ordered(frame: pd.DataFrame, encodings: list[str]) -> pd.DataFrame:
-    """Encodings in params order, so every output lists them as the study does."""
-    unknown = set(frame.encoding) - set(encodings)
+def ordered(frame: pd.DataFrame, variants: list[str]) -> pd.DataFrame:
+    """Variants in params order, so every output lists them as the study does."""
+    unknown = set(frame.variant) - set(variants)
     if unknown:
-        raise ValueError(f"results of encodings not in study.encodings: {sorted(unknown)}")
-    return frame.assign(encoding=pd.Categorical(frame.encoding, categories=encodings))
+        raise ValueError(f"results of variants not in study.variants: {sorted(unknown)}")
+    return frame.assign(variant=pd.Categorical(frame.variant, categories=variants))
 
 
 def outcomes(episodes: pd.DataFrame) -> np.ndarray:
-    """(seeds, layouts) success of one encoding on one suite, seeds and layouts sorted."""
+    """(seeds, layouts) success of one variant on one suite, seeds and layouts sorted."""
     table = episodes.pivot(index="seed", columns="layout_id", values="success")
     return table.sort_index().sort_index(axis=1).to_numpy(float)
 
@@ -210,29 +210,29 @@ def over_seeds(per_seed: pd.DataFrame, keys: list[str], columns: list[str]) -> p
 
 
 def per_seed_success(episodes: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Success % of each seed per group of `keys`; NaN where the encoding could not run."""
+    """Success % of each seed per group of `keys`; NaN where the variant could not run."""
     with_pct = episodes.assign(success_pct=100 * episodes.success)
     return with_pct.groupby(keys + ["seed"], observed=True).success_pct.mean().reset_index()
 
 
 def training(metrics: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
-    """Final-epoch losses, validation success and overfitting gap per encoding, the final
+    """Final-epoch losses, validation success and overfitting gap per variant, the final
     weights' success on the held-out 8x8 test split (also its worst seed), and training time."""
-    final = metrics.sort_values("epoch").groupby(["encoding", "seed"], observed=True).tail(1)
+    final = metrics.sort_values("epoch").groupby(["variant", "seed"], observed=True).tail(1)
     seconds = (
-        metrics.groupby(["encoding", "seed"], observed=True).seconds.sum().rename("train_seconds")
+        metrics.groupby(["variant", "seed"], observed=True).seconds.sum().rename("train_seconds")
     )
-    test_pct = per_seed_success(test, ["encoding"]).rename(
+    test_pct = per_seed_success(test, ["variant"]).rename(
         columns={"success_pct": "test_success_pct"}
     )
     per_seed = (
         final.assign(val_success_pct=100 * final.val_success)
-        .join(seconds, on=["encoding", "seed"])
-        .merge(test_pct, on=["encoding", "seed"], how="left")
+        .join(seconds, on=["variant", "seed"])
+        .merge(test_pct, on=["variant", "seed"], how="left")
     )
     summary = over_seeds(
         per_seed,
-        ["encoding"],
+        ["variant"],
         [
             "epoch",
             "train_loss",
@@ -244,37 +244,37 @@ def training(metrics: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
         ],
     )
     worst = (
-        per_seed.groupby("encoding", observed=True)
+        per_seed.groupby("variant", observed=True)
         .test_success_pct.min()
         .rename("test_success_pct_min")
     )
-    return summary.join(worst, on="encoding")
+    return summary.join(worst, on="variant")
 
 
 def training_curves(metrics: pd.DataFrame) -> pd.DataFrame:
-    """Per encoding and epoch, each training metric's mean and std over seeds."""
+    """Per variant and epoch, each training metric's mean and std over seeds."""
     per_seed = metrics.assign(val_success_pct=100 * metrics.val_success)
     return over_seeds(
         per_seed,
-        ["encoding", "epoch"],
+        ["variant", "epoch"],
         ["train_loss", "val_loss", "val_success_pct", "overfit_gap"],
     )
 
 
 def success_by_grid(grid: pd.DataFrame, sp) -> pd.DataFrame:
     """Mean ± std over seeds, the two-level bootstrap interval of the mean and the IQM of
-    per-seed success, per grid size and encoding."""
+    per-seed success, per grid size and variant."""
     grid = grid[grid.applicable]
     summary = over_seeds(
-        per_seed_success(grid, ["grid_size", "encoding"]),
-        ["grid_size", "encoding"],
+        per_seed_success(grid, ["grid_size", "variant"]),
+        ["grid_size", "variant"],
         ["success_pct"],
     )
     rows = []
     for row in summary.itertuples():
-        done = outcomes(grid[(grid.grid_size == row.grid_size) & (grid.encoding == row.encoding)])
+        done = outcomes(grid[(grid.grid_size == row.grid_size) & (grid.variant == row.variant)])
         low, high = mean_interval(
-            done, sp, cell_rng(sp.seed, "success", row.grid_size, row.encoding)
+            done, sp, cell_rng(sp.seed, "success", row.grid_size, row.variant)
         )
         rows.append(
             {
@@ -291,29 +291,29 @@ def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
     """Mean steps per episode, and its ratio to the mean BFS optimum, per seed then over seeds."""
     per_seed = (
         grid[grid.applicable]
-        .groupby(["grid_size", "encoding", "seed"], observed=True)[["steps", "optimal_steps"]]
+        .groupby(["grid_size", "variant", "seed"], observed=True)[["steps", "optimal_steps"]]
         .mean()
         .reset_index()
     )
     per_seed["ratio_to_optimal"] = per_seed.steps / per_seed.optimal_steps
     summary = over_seeds(
-        per_seed, ["grid_size", "encoding"], ["steps", "optimal_steps", "ratio_to_optimal"]
+        per_seed, ["grid_size", "variant"], ["steps", "optimal_steps", "ratio_to_optimal"]
     )
     return summary.drop(columns="optimal_steps_std").assign(note=STEPS_NOTE)
 
 
 def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
     """Success averaged over grid sizes per context; NaN (never 0) where not applicable."""
-    per_grid = per_seed_success(context, ["context", "encoding", "grid_size"])
+    per_grid = per_seed_success(context, ["context", "variant", "grid_size"])
     # skipna=False: a context that runs on some grid sizes only must not average those alone.
     per_seed = (
-        per_grid.groupby(["context", "encoding", "seed"], observed=True)
+        per_grid.groupby(["context", "variant", "seed"], observed=True)
         .success_pct.agg(lambda s: s.mean(skipna=False))
         .reset_index()
     )
-    summary = over_seeds(per_seed, ["context", "encoding"], ["success_pct"])
-    applicable = context.groupby(["context", "encoding"], observed=True).applicable.all()
-    summary = summary.join(applicable, on=["context", "encoding"])
+    summary = over_seeds(per_seed, ["context", "variant"], ["success_pct"])
+    applicable = context.groupby(["context", "variant"], observed=True).applicable.all()
+    summary = summary.join(applicable, on=["context", "variant"])
     return summary.assign(context_multiple=summary.context / train_context)
 
 
@@ -439,7 +439,7 @@ def verdict(low: float, high: float) -> str:
 
 
 def compare(a: np.ndarray, b: np.ndarray, sp, rng) -> dict:
-    """Two encodings' (seeds, layouts) outcomes on the same layouts."""
+    """Two variants' (seeds, layouts) outcomes on the same layouts."""
     seeds_a, seeds_b = 100 * a.mean(1), 100 * b.mean(1)
     low, high = diff_interval(a, b, sp, rng)
     p, p_min = permutation_p(seeds_a, seeds_b, rng)
@@ -461,23 +461,23 @@ def compare(a: np.ndarray, b: np.ndarray, sp, rng) -> dict:
 
 
 def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp):
-    """Every pair of encodings that both ran, at every grid size and context; `first` orders
-    the pairs (the reference encoding is `a` wherever it takes part)."""
-    order = first + [e for e in episodes.encoding.cat.categories if e not in first]
+    """Every pair of variants that both ran, at every grid size and context; `first` orders
+    the pairs (the reference variant is `a` wherever it takes part)."""
+    order = first + [e for e in episodes.variant.cat.categories if e not in first]
     runnable = episodes[episodes.applicable]
     rows = []
     for (size, context), suite in runnable.groupby(["grid_size", "context"], observed=True):
-        present = [e for e in order if e in set(suite.encoding)]
-        for enc_a, enc_b in itertools.combinations(present, 2):
-            a = outcomes(suite[suite.encoding == enc_a])
-            b = outcomes(suite[suite.encoding == enc_b])
+        present = [e for e in order if e in set(suite.variant)]
+        for var_a, var_b in itertools.combinations(present, 2):
+            a = outcomes(suite[suite.variant == var_a])
+            b = outcomes(suite[suite.variant == var_b])
             rows.append(
                 {
                     "grid_size": size,
                     "context": context,
-                    "encoding_a": enc_a,
-                    "encoding_b": enc_b,
-                    **compare(a, b, sp, cell_rng(sp.seed, "pair", size, context, enc_a, enc_b)),
+                    "variant_a": var_a,
+                    "variant_b": var_b,
+                    **compare(a, b, sp, cell_rng(sp.seed, "pair", size, context, var_a, var_b)),
                     "primary": context == train_context,
                 }
             )
@@ -492,7 +492,7 @@ LEADING, BELOW, UNDEFINED_STANDING = "leading group", "below the first", "undefi
 
 
 def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int) -> pd.DataFrame:
-    """Per grid size, the encodings by mean success (tied means share a rank; the first of them
+    """Per grid size, the variants by mean success (tied means share a rank; the first of them
     in the study's order is the one gaps are taken to), each with its gap to the first and that
     gap's interval, read from the pair's comparison."""
     pairs = comparisons[comparisons.context == train_context]
@@ -500,10 +500,10 @@ def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int
     for size, suite in success.groupby("grid_size", sort=True):
         order = suite.sort_values("success_pct_mean", ascending=False, kind="stable")
         ranks = order.success_pct_mean.rank(method="min", ascending=False).astype(int)
-        first = order.encoding.iloc[0]
+        first = order.variant.iloc[0]
         for rank, row in zip(ranks, order.itertuples()):
-            gap, low, high = gap_to(pairs[pairs.grid_size == size], size, first, row.encoding)
-            if row.encoding == first:
+            gap, low, high = gap_to(pairs[pairs.grid_size == size], size, first, row.variant)
+            if row.variant == first:
                 standing = LEADING
             elif math.isnan(low):
                 standing = UNDEFINED_STANDING
@@ -513,7 +513,7 @@ def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int
                 {
                     "grid_size": size,
                     "rank": rank,
-                    "encoding": row.encoding,
+                    "variant": row.variant,
                     "success_pct_mean": row.success_pct_mean,
                     "ci_low_pct": row.ci_low_pct,
                     "ci_high_pct": row.ci_high_pct,
@@ -526,20 +526,20 @@ def ranking(success: pd.DataFrame, comparisons: pd.DataFrame, train_context: int
     return pd.DataFrame(rows)
 
 
-def gap_to(pairs: pd.DataFrame, size: int, first: str, encoding: str) -> tuple[float, float, float]:
-    """first − encoding in points with its interval, whichever way round the pair was
+def gap_to(pairs: pd.DataFrame, size: int, first: str, variant: str) -> tuple[float, float, float]:
+    """first − variant in points with its interval, whichever way round the pair was
     compared; no interval for the first itself."""
-    if encoding == first:
+    if variant == first:
         return 0.0, math.nan, math.nan
-    ab = pairs[(pairs.encoding_a == first) & (pairs.encoding_b == encoding)]
-    ba = pairs[(pairs.encoding_a == encoding) & (pairs.encoding_b == first)]
+    ab = pairs[(pairs.variant_a == first) & (pairs.variant_b == variant)]
+    ba = pairs[(pairs.variant_a == variant) & (pairs.variant_b == first)]
     if len(ab):
         row = ab.iloc[0]
         return row.diff_pct, row.ci_low_pct, row.ci_high_pct
     if len(ba):
         row = ba.iloc[0]
         return -row.diff_pct, -row.ci_high_pct, -row.ci_low_pct
-    raise ValueError(f"no comparison of {first} and {encoding} on {size}x{size} to rank by")
+    raise ValueError(f"no comparison of {first} and {variant} on {size}x{size} to rank by")
 
 
 # Power ------------------------------------------------------------------------------------
@@ -574,8 +574,8 @@ def seeds_needed(diff: float, sd: float, alpha: float, most: int = 1000) -> floa
 
 
 def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:
-    """Per grid size: the pooled seed SD across encodings, what the seeds used can detect, the
-    seeds needed for 10 points, and whether the grid tells encodings apart at all."""
+    """Per grid size: the pooled seed SD across variants, what the seeds used can detect, the
+    seeds needed for 10 points, and whether the grid tells variants apart at all."""
     rows = []
     for size, rows_n in success.groupby("grid_size"):
         n = int(rows_n.n_seeds.min())
@@ -597,7 +597,7 @@ def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:
 
 def metrics(results: dict) -> dict:
     """The headline numbers only, flat for `dvc metrics show`: the 8x8 test split's success
-    pooled over every model and its worst model, and each encoding's mean success per grid size.
+    pooled over every model and its worst model, and each variant's mean success per grid size.
     Differences, intervals and p-values stay in the CSVs (a column per pair would bury these).
     Undefined values become null."""
     training = results["training"]
@@ -606,5 +606,5 @@ def metrics(results: dict) -> dict:
         "test_success_min": training.test_success_pct_min.min(),
     }
     for row in results["success_by_grid"].itertuples():
-        flat[f"success_{row.encoding}_N{row.grid_size}"] = row.success_pct_mean
+        flat[f"success_{row.variant}_N{row.grid_size}"] = row.success_pct_mean
     return {key: float(value) if np.isfinite(value) else None for key, value in flat.items()}

@@ -4,7 +4,7 @@ own columns) so that it can be read back; `{name}.md` and `{name}.tex` show them
 Every number here is one the stats stage wrote: a table selects, orders and formats, and
 computes nothing (no means, differences or tests).
 
-In the shown tables "N/A" means the encoding cannot run there (never 0), and "–" a statistic
+In the shown tables "N/A" means the variant cannot run there (never 0), and "–" a statistic
 that is undefined (one seed, or no spread between seeds).
 
 Tables: training, success_by_grid, steps_by_grid, context, comparisons, power, ranking.
@@ -153,16 +153,16 @@ def seeds(n_seeds: pd.Series) -> str:
 
 
 def labels(stats: pd.DataFrame) -> list[str]:
-    """Encodings, and labels such as rope+yarn, in the order the stats stage wrote them."""
-    return list(dict.fromkeys(stats.encoding))
+    """Variants, and labels such as rope+yarn, in the order the stats stage wrote them."""
+    return list(dict.fromkeys(stats.variant))
 
 
-def by_encoding(
-    frame: pd.DataFrame, index: str, values: list[str], encodings: list[str]
+def by_variant(
+    frame: pd.DataFrame, index: str, values: list[str], variants: list[str]
 ) -> pd.DataFrame:
-    """Wide numbers: one row per `index`, a column `{encoding}_{value}` per encoding and value."""
-    wide = frame.pivot(index=index, columns="encoding", values=values)
-    return pd.DataFrame({f"{e}_{v}": wide[(v, e)] for e in encodings for v in values})
+    """Wide numbers: one row per `index`, a column `{variant}_{value}` per variant and value."""
+    wide = frame.pivot(index=index, columns="variant", values=values)
+    return pd.DataFrame({f"{e}_{v}": wide[(v, e)] for e in variants for v in values})
 
 
 def confidence(methods: dict) -> str:
@@ -174,11 +174,11 @@ def confidence(methods: dict) -> str:
 
 def training(params, stats_dir: Path) -> Table:
     numbers = (
-        read(stats_dir, "training").set_index("encoding").loc[params.study.encodings].reset_index()
+        read(stats_dir, "training").set_index("variant").loc[params.study.variants].reset_index()
     )
     shown = pd.DataFrame(
         {
-            "Encoding": numbers.encoding,
+            "Variant": numbers.variant,
             "Seeds": numbers.n_seeds,
             "Epochs": numbers.epoch_mean.map("{:.0f}".format),
             "Train loss": [
@@ -205,7 +205,7 @@ def training(params, stats_dir: Path) -> Table:
         }
     )
     caption = (
-        "Training metrics at the final epoch per encoding, mean ± std over seeds: "
+        "Training metrics at the final epoch per variant, mean ± std over seeds: "
         "train and validation loss, "
         "validation success % on validation layouts of the training grid size, "
         "overfitting gap (validation minus "
@@ -217,21 +217,21 @@ def training(params, stats_dir: Path) -> Table:
 
 
 def success_by_grid(params, stats_dir: Path) -> Table:
-    encodings, reference = params.study.encodings, params.stats.reference
+    variants, reference = params.study.variants, params.stats.reference
     stats, described = read(stats_dir, "success_by_grid"), methods(stats_dir)
     values = ["success_pct_mean", "ci_low_pct", "ci_high_pct"]
-    numbers = by_encoding(stats, "grid_size", values, encodings)
+    numbers = by_variant(stats, "grid_size", values, variants)
     # The reference's differences are the comparisons' rows with it first (stats.reference).
     versus = primary(stats_dir)
-    versus = versus[versus.encoding_a == reference]
-    others = [e for e in encodings if e in set(versus.encoding_b)]
-    for other, rows in versus.groupby("encoding_b", sort=False):
+    versus = versus[versus.variant_a == reference]
+    others = [e for e in variants if e in set(versus.variant_b)]
+    for other, rows in versus.groupby("variant_b", sort=False):
         rows = rows.set_index("grid_size")
         for column in ("diff_pct", "ci_low_pct", "ci_high_pct"):
             numbers[f"{reference}_minus_{other}_{column}"] = rows[column]
     numbers = numbers.reset_index()
     shown = pd.DataFrame({"Grid": numbers.grid_size.map(grid_label)})
-    for e in encodings:
+    for e in variants:
         shown[e] = [
             with_interval(*cells)
             for cells in zip(*(numbers[f"{e}_{v}"] for v in values), strict=True)
@@ -246,9 +246,9 @@ def success_by_grid(params, stats_dir: Path) -> Table:
             )
         ]
     caption = (
-        f"Success % per grid size and encoding over {seeds(stats.n_seeds)} seeds: mean "
+        f"Success % per grid size and variant over {seeds(stats.n_seeds)} seeds: mean "
         f"[{confidence(described)} CI]; {described['bootstrap']} "
-        f"Last columns: {reference}'s difference to each other encoding in percentage points "
+        f"Last columns: {reference}'s difference to each other variant in percentage points "
         f"[{confidence(described)} CI] (Table comparisons has every pair). "
         f"{UNDEFINED}: undefined (one seed)."
     )
@@ -256,10 +256,10 @@ def success_by_grid(params, stats_dir: Path) -> Table:
 
 
 def steps_by_grid(params, stats_dir: Path) -> Table:
-    encodings, reference = params.study.encodings, params.stats.reference
+    variants, reference = params.study.variants, params.stats.reference
     stats = read(stats_dir, "steps_by_grid")
-    numbers = by_encoding(stats, "grid_size", ["steps_mean", "steps_std"], encodings)
-    ref = stats[stats.encoding == reference].set_index("grid_size")
+    numbers = by_variant(stats, "grid_size", ["steps_mean", "steps_std"], variants)
+    ref = stats[stats.variant == reference].set_index("grid_size")
     numbers["bfs_optimal_steps"] = ref.optimal_steps_mean
     numbers[f"{reference}_ratio_to_optimal_mean"] = ref.ratio_to_optimal_mean
     numbers[f"{reference}_ratio_to_optimal_std"] = ref.ratio_to_optimal_std
@@ -272,7 +272,7 @@ def steps_by_grid(params, stats_dir: Path) -> Table:
                     mean_std(m, s)
                     for m, s in zip(numbers[f"{e}_steps_mean"], numbers[f"{e}_steps_std"])
                 ]
-                for e in encodings
+                for e in variants
             },
         }
     )
@@ -285,7 +285,7 @@ def steps_by_grid(params, stats_dir: Path) -> Table:
         )
     ]
     caption = (
-        "Steps per episode per grid size and encoding, mean ± std over seeds; "
+        "Steps per episode per grid size and variant, mean ± std over seeds; "
         f"{stats.note.iloc[0]}. "
         f"BFS optimum: mean optimal steps of the suite. {reference} / BFS: "
         "mean steps over mean optimal "
@@ -296,9 +296,9 @@ def steps_by_grid(params, stats_dir: Path) -> Table:
 
 def context(params, stats_dir: Path) -> Table:
     stats = read(stats_dir, "context")
-    encodings = labels(stats)
-    numbers = by_encoding(
-        stats, "context", ["success_pct_mean", "success_pct_std", "applicable"], encodings
+    variants = labels(stats)
+    numbers = by_variant(
+        stats, "context", ["success_pct_mean", "success_pct_std", "applicable"], variants
     )
     multiple = stats.groupby("context").context_multiple.first()
     numbers = numbers.assign(context_multiple=multiple).reset_index()
@@ -312,16 +312,16 @@ def context(params, stats_dir: Path) -> Table:
                         numbers[f"{e}_success_pct_mean"], numbers[f"{e}_success_pct_std"]
                     )
                 ]
-                for e in encodings
+                for e in variants
             },
         }
     )
     caption = (
         "Success % averaged over grid sizes per context length "
         "(timesteps; multiple of the training context) "
-        f"and encoding, mean ± std over {seeds(stats.n_seeds)} seeds. "
-        "A label `k+s` is encoding k run with the inference-time scaling s. "
-        "N/A: not run at that context (the encoding cannot index that far, or the scaling "
+        f"and variant, mean ± std over {seeds(stats.n_seeds)} seeds. "
+        "A label `k+s` is variant k run with the inference-time scaling s. "
+        "N/A: not run at that context (the variant cannot index that far, or the scaling "
         "applies only beyond the training context); never counted as failure."
     )
     return Table("context", caption, numbers, shown)
@@ -332,7 +332,7 @@ def comparisons(params, stats_dir: Path) -> Table:
     shown = pd.DataFrame(
         {
             "Grid": numbers.grid_size.map(grid_label),
-            "a − b": numbers.encoding_a + " − " + numbers.encoding_b,
+            "a − b": numbers.variant_a + " − " + numbers.variant_b,
             "Δ success (pp) [CI]": [
                 with_interval(*cells, sign="+")
                 for cells in zip(numbers.diff_pct, numbers.ci_low_pct, numbers.ci_high_pct)
@@ -346,8 +346,8 @@ def comparisons(params, stats_dir: Path) -> Table:
         }
     )
     caption = (
-        "Every pair of encodings at every grid size, at the training context; "
-        f"seeds per encoding: {seeds(pd.concat([numbers.n_seeds_a, numbers.n_seeds_b]))}. "
+        "Every pair of variants at every grid size, at the training context; "
+        f"seeds per variant: {seeds(pd.concat([numbers.n_seeds_a, numbers.n_seeds_b]))}. "
         f"Δ: mean success of a minus b in percentage points [{confidence(described)} CI]: "
         f"{described['bootstrap']} p: {described['permutation']} "
         f"p (Holm): {described['holm']} Smallest p: the smallest p this design can give. "
@@ -374,9 +374,9 @@ def power(params, stats_dir: Path) -> Table:
     )
     caption = (
         f"Power per grid size at the training context. {described['power']} "
-        "Seed SD: the seed standard deviation of success % pooled over encodings. "
+        "Seed SD: the seed standard deviation of success % pooled over variants. "
         f"Informative: the best encoding's mean success is at least "
-        f"{described['floor_pct']:g} %; where every encoding is below it, the grid says "
+        f"{described['floor_pct']:g} %; where every variant is below it, the grid says "
         f"nothing about encodings. {UNDEFINED}: undefined (no spread between seeds)."
     )
     return Table("power", caption, numbers, shown)
@@ -389,7 +389,7 @@ def ranking(params, stats_dir: Path) -> Table:
         {
             "Grid": numbers.grid_size.map(grid_label),
             "Rank": numbers["rank"].map(str),
-            "Encoding": numbers.encoding,
+            "Variant": numbers.variant,
             "Success (%) [CI]": [
                 with_interval(*cells)
                 for cells in zip(numbers.success_pct_mean, numbers.ci_low_pct, numbers.ci_high_pct)

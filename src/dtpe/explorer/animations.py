@@ -1,4 +1,4 @@
-"""Episode animations: per grid size one GIF (figures/episodes/N{size}.gif), a row per encoding,
+"""Episode animations: per grid size one GIF (figures/episodes/N{size}.gif), a row per variant,
 its representative success beside its representative failure, all from the first seed's model.
 
 Representative: the success is the solved layout whose step count is the (lower) median of that
@@ -41,11 +41,11 @@ def gif_name(size: int) -> str:
 
 
 def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, str], int | None]:
-    """{(encoding, "success" | "failure"): layout id, or None where the first seed's model has
+    """{(variant, "success" | "failure"): layout id, or None where the first seed's model has
     no such episode on this grid size}. grid: explorer.read_grid's rows."""
     seed = params.study.seeds[0]
     picked = {}
-    for e in params.study.encodings:
+    for e in params.study.variants:
         rows = grid[(grid.model == model_name(e, seed)) & (grid.grid_size == size)]
         won = rows[rows.success == 1].sort_values(["steps", "layout_id"])
         lost = rows[rows.success == 0].sort_values("layout_id")
@@ -60,14 +60,14 @@ def frame(grid: np.ndarray, ep, t: int) -> np.ndarray:
     return env.rgb(obs)
 
 
-def title(ep, encoding: str, kind: str) -> str:
-    """Two lines: the encoding, then what the episode does."""
+def title(ep, variant: str, kind: str) -> str:
+    """Two lines: the variant, then what the episode does."""
     if ep is None:
-        return f"{encoding}\nno {kind}"
+        return f"{variant}\nno {kind}"
     if ep.row["success"]:
-        return f"{encoding}\n{ep.row['steps']} steps (opt. {ep.row['optimal']})"
+        return f"{variant}\n{ep.row['steps']} steps (opt. {ep.row['optimal']})"
     loop = "" if ep.loop is None else f", loops at {ep.loop}"
-    return f"{encoding}\nfails{loop}"
+    return f"{variant}\nfails{loop}"
 
 
 def draw_panel(image, panel, t: int, scale: int) -> None:
@@ -81,25 +81,23 @@ def draw_panel(image, panel, t: int, scale: int) -> None:
 
 
 def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
-    """One grid size's GIF. picked: {(size, encoding, kind): explorer.Episode or None}.
+    """One grid size's GIF. picked: {(size, variant, kind): explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
     lay, _ = dataset.load_suite(data_dir, size)
-    encodings = params.study.encodings
+    variants = params.study.variants
     scale = -(-MIN_SIDE // (size * env.CELL_PIXELS))
     side = size * env.CELL_PIXELS * scale
     font = ImageFont.load_default(size=FONT_SIZE)
     panels = []
-    for i, e in enumerate(encodings):
+    for i, e in enumerate(variants):
         for j, kind in enumerate(KINDS):
             ep = picked[size, e, kind]
             corner = (MARGIN + j * (side + MARGIN), HEADER + i * (side + TITLE) + TITLE)
             grid = None if ep is None else lay.grid[np.flatnonzero(lay.ids == ep.layout)[0]]
             panels.append((ep, grid, corner, title(ep, e, kind)))
     width = MARGIN + 2 * (side + MARGIN)
-    canvas = Image.new(
-        "RGB", (width, HEADER + len(encodings) * (side + TITLE) + MARGIN), BACKGROUND
-    )
+    canvas = Image.new("RGB", (width, HEADER + len(variants) * (side + TITLE) + MARGIN), BACKGROUND)
     draw = ImageDraw.Draw(canvas)
     draw.fontmode = "1"  # no antialiasing: the GIF's palette stays the few colours drawn
     draw.text(

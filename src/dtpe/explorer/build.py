@@ -33,7 +33,7 @@ def read_grid(params, grid_dir: Path) -> pd.DataFrame:
     """Every model's grid-sweep rows at the training context, with a `model` column; a missing
     file or suite is an error naming it."""
     frames = []
-    for e in params.study.encodings:
+    for e in params.study.variants:
         for s in params.study.seeds:
             path = Path(grid_dir) / f"{model_name(e, s)}.csv"
             if not path.is_file():
@@ -43,7 +43,7 @@ def read_grid(params, grid_dir: Path) -> pd.DataFrame:
             missing = set(params.data.suite_sizes) - set(rows.grid_size)
             if missing:
                 raise ValueError(f"{path}: no rows for grid sizes {sorted(missing)}")
-            frames.append(rows.assign(model=model_name(e, s), encoding=e, seed=s))
+            frames.append(rows.assign(model=model_name(e, s), variant=e, seed=s))
     grid = pd.concat(frames, ignore_index=True)
     return grid.astype({"success": int, "steps": int, "layout_id": int, "grid_size": int})
 
@@ -82,7 +82,7 @@ class Episode:
     """One played episode, checked against its CSV row."""
 
     model: str
-    encoding: str
+    variant: str
     seed: int
     size: int
     layout: int
@@ -99,7 +99,7 @@ class Episode:
         return traces.loop_step(self.replay.cells, self.replay.has_key)
 
 
-def checked(name, encoding, seed, lay, layout, rows, played, params) -> Episode:
+def checked(name, variant, seed, lay, layout, rows, played, params) -> Episode:
     """The played episode of `layout`, replayed, and held to its CSV row `rows.loc[layout]`."""
     if layout not in rows.index:
         raise ValueError(f"{name}: no grid-sweep row for {lay.size}x{lay.size} layout {layout}")
@@ -118,7 +118,7 @@ def checked(name, encoding, seed, lay, layout, rows, played, params) -> Episode:
     outcome = {"success": int(row.success), "steps": int(row.steps)}
     return Episode(
         name,
-        encoding,
+        variant,
         seed,
         lay.size,
         layout,
@@ -130,7 +130,7 @@ def checked(name, encoding, seed, lay, layout, rows, played, params) -> Episode:
 
 def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
     """Plays every model on the layouts the page and the animations show. models: {name:
-    DecisionTransformer}. Returns (page episodes, {(size, encoding, kind): Episode or None})."""
+    DecisionTransformer}. Returns (page episodes, {(size, variant, kind): Episode or None})."""
     context, first_seed = params.model.context, params.study.seeds[0]
     shown = {
         n: pick_layouts(grid, n, params.explorer.layouts_per_suite) for n in params.data.suite_sizes
@@ -139,7 +139,7 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
     page, picked = [], {}
     for n in params.data.suite_sizes:
         lay, _ = dataset.load_suite(data_dir, n)
-        for e in params.study.encodings:
+        for e in params.study.variants:
             for s in params.study.seeds:
                 name = model_name(e, s)
                 for_gif = {
@@ -166,7 +166,7 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
 def model_table(params) -> list[dict]:
     """The page's models: name, its k and t encodings (parsed from the variant name), seed."""
     out = []
-    for e in params.study.encodings:
+    for e in params.study.variants:
         parsed = variant(e)
         out += [
             {"name": model_name(e, s), "k": parsed.k, "t": parsed.t, "seed": s}

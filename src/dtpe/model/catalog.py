@@ -37,8 +37,9 @@ class Variant:
     """name in the t registry"""
 
 
-def _registered(folder: Path) -> list[tuple[str, ...]]:
-    """The literal arguments of every `@register(...)` decorating a class in `folder`."""
+def _registered(folder: Path) -> list[tuple[tuple[str, ...], dict[str, int]]]:
+    """Per class in `folder` decorated with `@register(...)`: the decorator's literal arguments
+    and the class's literal `options` (empty where it declares none)."""
     entries = []
     for path in sorted(folder.glob("*.py")):
         for node in ast.parse(path.read_text()).body:
@@ -50,20 +51,38 @@ def _registered(folder: Path) -> list[tuple[str, ...]]:
                     and getattr(deco.func, "id", None) == "register"
                     and all(isinstance(a, ast.Constant) for a in deco.args)
                 ):
-                    entries.append(tuple(a.value for a in deco.args))
+                    entries.append((tuple(a.value for a in deco.args), _options(node)))
     return entries
+
+
+def _options(cls: ast.ClassDef) -> dict[str, int]:
+    for node in cls.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "options" and node.value is not None:
+            return ast.literal_eval(node.value)
+    return {}
 
 
 @cache
 def encodings() -> dict[str, frozenset[str]]:
     """Registered encoding names per axis."""
+    return {axis: frozenset(names) for axis, names in options().items()}
+
+
+@cache
+def options() -> dict[str, dict[str, dict[str, int]]]:
+    """Per axis and registered encoding, its options: option name -> smallest allowed value.
+    Their values are params (`encodings.<axis>.<name>.<option>`), so that a knob of one encoding
+    is read by that encoding alone and reruns only the models that use it."""
     found = _registered(_HERE / "encodings")
-    return {axis: frozenset(name for a, name, *_ in found if a == axis) for axis in AXES}
+    return {axis: {name: opts for (a, name, *_), opts in found if a == axis} for axis in AXES}
 
 
 @cache
 def state_encoders() -> frozenset[str]:
-    return frozenset(name for name, *_ in _registered(_HERE / "state_encoders"))
+    return frozenset(name for (name, *_), _ in _registered(_HERE / "state_encoders"))
 
 
 def variant(name: str) -> Variant:
@@ -71,13 +90,22 @@ def variant(name: str) -> Variant:
     match = _VARIANT.match(name)
     if match is None:
         raise ValueError(
-            f"encoding variant {name!r} is not `<k>` or `<k>-t_<t>` (lowercase letters, digits)"
+            f"variant {name!r} is not `<k>` or `<k>-t_<t>` (lowercase letters, digits)"
         )
     parsed = Variant(match["k"], match["t"] or DEFAULT_T)
     for axis in AXES:
         if getattr(parsed, axis) not in encodings()[axis]:
             raise ValueError(
-                f"encoding variant {name!r}: unknown {axis} encoding {getattr(parsed, axis)!r}; "
+                f"variant {name!r}: unknown {axis} encoding {getattr(parsed, axis)!r}; "
                 f"registered: {sorted(encodings()[axis])}"
             )
     return parsed
+
+
+def options_of(name: str, encoding_params: dict) -> dict[str, dict]:
+    """Per axis, the options of variant `name`'s encoding on that axis, taken from params'
+    `encodings` group (axis -> encoding -> options); what its model's config holds."""
+    parsed = variant(name)
+    return {
+        axis: dict(encoding_params.get(axis, {}).get(getattr(parsed, axis), {})) for axis in AXES
+    }

@@ -17,7 +17,7 @@ class DecisionTransformerPolicy:
     reward observed. Raises NotApplicable if the model's encoding cannot run at `context`."""
 
     def __init__(self, model, context: int, target_return: float, precision: str = "fp32"):
-        model.encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work
+        model.k_encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work
         self.model, self.context = model, context
         self.target_return, self.precision = target_return, precision
         self.dev = next(model.parameters()).device

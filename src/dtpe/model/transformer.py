@@ -21,6 +21,7 @@ from torch import nn
 
 from dtpe import params
 from dtpe.model import encodings, state_encoders
+from dtpe.model.catalog import options_of
 from dtpe.world.maze import N_ACTIONS
 
 TOKENS_PER_STEP = 3
@@ -30,12 +31,14 @@ TOKENS_PER_STEP = 3
 class ModelConfig(params.Model):
     """The `model` params (one definition: params.Model) and the variant they build."""
 
-    encoding: str
-    """the variant: `<k>` or `<k>-t_<t>` (encodings.variant reads it)"""
+    variant: str
+    """`<k>` or `<k>-t_<t>` (catalog.variant reads it)"""
+    options: dict
+    """per axis, the options of the variant's encoding on that axis (params `encodings`)"""
 
     @classmethod
-    def from_params(cls, model_params: params.Model, encoding: str) -> "ModelConfig":
-        return cls(**asdict(model_params), encoding=encoding)
+    def from_params(cls, p: params.Params, variant: str) -> "ModelConfig":
+        return cls(**asdict(p.model), variant=variant, options=options_of(variant, p.encodings))
 
 
 class SelfAttention(nn.Module):
@@ -123,8 +126,8 @@ class DecisionTransformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        variant = encodings.variant(cfg.encoding)
-        self.encoding = encodings.create("k", variant.k, cfg)
+        variant = encodings.variant(cfg.variant)
+        self.k_encoding = encodings.create("k", variant.k, cfg)
         """the k encoding (evaluation checks it can reach a context)"""
         self.t_encoding = encodings.create("t", variant.t, cfg)
         self.state_encoder = state_encoders.create(cfg)
@@ -144,7 +147,7 @@ class DecisionTransformer(nn.Module):
         `scaling` ("none", or one of rope's and xpos's: at the training context they are
         unchanged); raises NotApplicable where the k encoding has no such scaling. The context
         bounds k only: t encodings have no scaling."""
-        self.encoding.for_context(context, scaling)
+        self.k_encoding.for_context(context, scaling)
 
     def encode_states(self, states: torch.Tensor) -> torch.Tensor:
         """(..., N, N) grids -> (..., D); evaluation encodes each state once and keeps it."""
@@ -153,7 +156,7 @@ class DecisionTransformer(nn.Module):
     def embed(self, rtg, state_emb, actions, timesteps, k_offset: int = 0):
         """The window's tokens (B, 3T, D) with their positions k (3T,)."""
         b, t, d = state_emb.shape
-        self.encoding.check(torch.tensor([k_offset + t - 1]))
+        self.k_encoding.check(torch.tensor([k_offset + t - 1]))
         tokens = self.embed_ln(
             torch.stack(
                 [self.rtg((rtg / self.cfg.rtg_scale)[..., None]), state_emb, self.action(actions)],
@@ -165,7 +168,7 @@ class DecisionTransformer(nn.Module):
         positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(
             TOKENS_PER_STEP
         )  # (3T,)
-        return self.drop(self.encoding.add_to_input(x, positions)), positions
+        return self.drop(self.k_encoding.add_to_input(x, positions)), positions
 
     def forward(
         self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False
@@ -177,11 +180,11 @@ class DecisionTransformer(nn.Module):
         states = slice(1, None, TOKENS_PER_STEP)
         *inner, last = self.blocks
         for block in inner:
-            x, _ = block(x, positions, self.encoding)
+            x, _ = block(x, positions, self.k_encoding)
         # The last layer's RTG and action tokens feed no later layer and no logit: it runs the
         # state tokens' queries alone, unless its whole attention map is asked for.
         x, weights = last(
-            x, positions, self.encoding, need_attention, keep=None if need_attention else states
+            x, positions, self.k_encoding, need_attention, keep=None if need_attention else states
         )
         logits = self.head(
             self.ln_f(x[:, states] if need_attention else x)
@@ -209,7 +212,7 @@ class DecisionTransformer(nn.Module):
             x, _ = block(
                 x,
                 positions,
-                self.encoding,
+                self.k_encoding,
                 cache=None if cache is None else cache.layer(i),
                 keep=slice(-1, None) if i == len(self.blocks) - 1 else None,
             )

@@ -71,14 +71,14 @@ def t_shift_check(model, win, shift: int) -> dict:
     }
 
 
-def analyse(model, params, data_dir, encoding: str, seed: int) -> dict:
+def analyse(model, params, data_dir, variant: str, seed: int) -> dict:
     win = episode_windows(params, data_dir)
     _, weights = replay(model, win)
     heatmap = weights.mean((0, 1))  # (3L, 3L)
     n = heatmap.shape[0]
     decay = [float(torch.diagonal(heatmap, -d).mean()) for d in range(n)]
     return {
-        "encoding": encoding,
+        "variant": variant,
         "seed": seed,
         "grid_size": params.attention.grid_size,
         "window_timesteps": n // 3,

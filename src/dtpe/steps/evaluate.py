@@ -15,7 +15,7 @@ from dtpe.steps import dataset, rollout
 
 NO_SCALING = "none"
 COLUMNS = [
-    "encoding",
+    "variant",
     "seed",
     "grid_size",
     "context",
@@ -27,13 +27,13 @@ COLUMNS = [
 ]
 
 
-def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) -> pd.DataFrame:
+def suite_rows(model, lay, optimal_steps, env, context, params, variant, seed) -> pd.DataFrame:
     """One row per episode of a suite, played in batches of evaluate.batch_size; N/A rows if the
-    encoding cannot run at this context."""
+    variant cannot run at this context."""
     ev = params.evaluate
     base = pd.DataFrame(
         {
-            "encoding": encoding,
+            "variant": variant,
             "seed": seed,
             "grid_size": lay.size,
             "context": context,
@@ -62,15 +62,15 @@ def suite_rows(model, lay, optimal_steps, env, context, params, encoding, seed) 
     )[COLUMNS]
 
 
-def test_split(model, params, data_dir, encoding, seed) -> pd.DataFrame:
+def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
     """The held-out 8x8 test layouts at the training context: in-distribution competence."""
     lay, optimal_steps = dataset.load_split_layouts(data_dir, "test")
     return suite_rows(
-        model, lay, optimal_steps, params.env, params.model.context, params, encoding, seed
+        model, lay, optimal_steps, params.env, params.model.context, params, variant, seed
     )
 
 
-def grid_sweep(model, params, data_dir, encoding, seed) -> pd.DataFrame:
+def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
     """Every evaluation suite at the training context."""
     return pd.concat(
         [
@@ -80,7 +80,7 @@ def grid_sweep(model, params, data_dir, encoding, seed) -> pd.DataFrame:
                 params.env,
                 params.model.context,
                 params,
-                encoding,
+                variant,
                 seed,
             )
             for size in params.data.suite_sizes
@@ -89,7 +89,7 @@ def grid_sweep(model, params, data_dir, encoding, seed) -> pd.DataFrame:
     )
 
 
-def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -> pd.DataFrame:
+def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) -> pd.DataFrame:
     """Every suite at each context of evaluate.contexts beyond the training one, with each of
     evaluate.rope_scaling the k encoding has (rows marked by `rope_scaling`).
 
@@ -105,7 +105,7 @@ def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -
         for scaling in params.evaluate.rope_scaling:
             try:
                 model.for_context(context, scaling)
-                model.encoding.check(torch.tensor([context - 1]))
+                model.k_encoding.check(torch.tensor([context - 1]))
             except NotApplicable:
                 if scaling != NO_SCALING:
                     continue  # the k encoding has no such scaling: no rows, not N/A rows
@@ -138,7 +138,7 @@ def context_sweep(model, params, data_dir, encoding, seed, grid: pd.DataFrame) -
                         params.env,
                         context,
                         params,
-                        encoding,
+                        variant,
                         seed,
                     )
                     rows.loc[rows.index[replay], ["success", "steps", "applicable"]] = again[

@@ -120,12 +120,17 @@ def validation_loss(
     return total / count
 
 
-def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
+def run_key(params, variant: str, seed: int, data_dir: Path) -> str:
     """What a resume checkpoint must match: the run's params, the training data's bytes and the
     package's code (epochs of an older loss or model must not join the new ones)."""
     h = hashlib.sha256(
         json.dumps(
-            [asdict(params.model), asdict(params.train), asdict(params.env), encoding, seed],
+            [
+                asdict(ModelConfig.from_params(params, variant)),
+                asdict(params.train),
+                asdict(params.env),
+                seed,
+            ],
             sort_keys=True,
         ).encode()
     )
@@ -138,7 +143,7 @@ def run_key(params, encoding: str, seed: int, data_dir: Path) -> str:
 
 def train(
     params,
-    encoding: str,
+    variant: str,
     seed: int,
     data_dir: Path,
     model_dir: Path,
@@ -158,7 +163,7 @@ def train(
     val_layouts = val_layouts.subset(slice(0, tp.val_layouts))
 
     torch.manual_seed(seed)
-    model = DecisionTransformer(ModelConfig.from_params(params.model, encoding)).to(dev)
+    model = DecisionTransformer(ModelConfig.from_params(params, variant)).to(dev)
     # fused: one kernel for every parameter's update, a third of the unfused step's time at this
     # size (bench/train.py); the same update up to float order
     opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay, fused=True)
@@ -174,7 +179,7 @@ def train(
         np.zeros(params.env.cap(params.data.train_size), np.int64),
     )
     rows, first_epoch = [], 1
-    key, resume_file = run_key(params, encoding, seed, data_dir), Path(resume_dir) / "last.pt"
+    key, resume_file = run_key(params, variant, seed, data_dir), Path(resume_dir) / "last.pt"
     if resume_file.is_file():
         state = torch.load(resume_file, map_location=dev, weights_only=True)
         if state["key"] == key:
@@ -185,7 +190,7 @@ def train(
             rng.bit_generator.state = json.loads(state["numpy_rng"])
             k_hist, t_hist = state["k_hist"].numpy(), state["t_hist"].numpy()
             rows, first_epoch = json.loads(state["rows"]), state["epoch"] + 1
-            print(f"resuming {encoding} seed {seed} after epoch {state['epoch']}")
+            print(f"resuming {variant} seed {seed} after epoch {state['epoch']}")
         else:
             print(f"ignoring {resume_file}: it belongs to other params or data")
 
@@ -195,7 +200,7 @@ def train(
         total, count = 0.0, 0  # the epoch's loss over every action, as validation_loss weighs it
         bar = tqdm(
             length_buckets(train_width, tp.batch_size, rng),
-            desc=f"{encoding} s{seed} epoch {epoch}/{tp.epochs}",
+            desc=f"{variant} s{seed} epoch {epoch}/{tp.epochs}",
             leave=False,
             # in a Snakemake/DVC log a bar is one carriage-return line per update
             disable=not sys.stderr.isatty(),
@@ -258,7 +263,7 @@ def train(
         model,
         model_dir,
         extra={
-            "encoding": encoding,
+            "variant": variant,
             "seed": seed,
             "epochs": tp.epochs,
             # the code paths, not the CPU's name: the checkpoint's bytes are the same on every

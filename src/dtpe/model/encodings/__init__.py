@@ -50,12 +50,16 @@ def sources(name: str) -> list[str]:
 
 
 def table() -> list[dict[str, str]]:
-    """One row per registered encoding: name, axis, the params keys it reads, its reference."""
+    """One row per registered encoding: name, axis, the params keys it reads (its options
+    first), its reference."""
     return [
         {
             "name": name,
             "axis": axis,
-            "parameters": ", ".join(cls.params) or "-",
+            "parameters": ", ".join(
+                [*(f"encodings.{axis}.{name}.{o}" for o in cls.options), *cls.params]
+            )
+            or "-",
             "reference": cls.reference,
         }
         for axis in AXES

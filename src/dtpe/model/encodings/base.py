@@ -58,7 +58,11 @@ class Encoding(nn.Module):
     axis = ""
     reference = ""
     params: tuple[str, ...] = ()
-    """the params keys the encoding reads besides the model's shape (for `dtpe encodings`)"""
+    """evaluation params keys the encoding reads (for `dtpe encodings`)"""
+    options: dict[str, int] = {}
+    """its own knobs, option name -> smallest allowed value (an integer); their values are the
+    params `encodings.<axis>.<name>.<option>` and reach the encoding as `cfg.options[axis]`.
+    A literal: dtpe.model.catalog reads it without importing the module."""
     max_position: int | None = None
     """largest position the encoding can represent, None if unbounded"""
 

@@ -1,6 +1,7 @@
 """t: a trainable table of timesteps added to the three tokens of each step, as the original
-Decision Transformer's `embed_timestep`. It has `model.t_table` rows; a timestep past the last
-row is CLAMPED to it (as the original code does), so every t >= t_table - 1 shares one
+Decision Transformer's `embed_timestep`. It has `table` rows (its option, params
+`encodings.t.learned.table`); a timestep past the last
+row is CLAMPED to it (as the original code does), so every t >= table - 1 shares one
 embedding: past its table the model cannot tell late timesteps apart."""
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from torch import nn
 from dtpe.model.encodings.base import Encoding, register
 
 
-@register("t", "learned", "none (a lookup table; clamps t >= model.t_table - 1); shared checks")
+@register("t", "learned", "none (a lookup table; clamps t >= table - 1); shared checks")
 class LearnedT(Encoding):
-    params = ("model.t_table",)
+    options = {"table": 1}
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.table = nn.Embedding(cfg.t_table, cfg.d_model)
+        self.table = nn.Embedding(cfg.options["t"]["table"], cfg.d_model)
         nn.init.normal_(self.table.weight, std=0.02)
 
     def add_to_input(self, x, positions):

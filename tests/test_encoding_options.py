@@ -1,0 +1,78 @@
+"""An encoding's options live with it: declared in its module, valued in params' `encodings`
+group, read by that encoding alone, so changing one reruns only the models that use it."""
+
+import json
+
+import yaml
+from conftest import tiny_raw
+
+from dtpe import cli, params
+from dtpe.model import catalog, encodings
+from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.steps import train
+
+VARIANTS = ["rope", "learned", "rope-t_learned", "alibi-t_learned", "rope-t_randomized"]
+
+
+def checked(tmp_path, raw) -> dict:
+    """What `dtpe check` writes for DVC's stages (results/params.json)."""
+    path, out = tmp_path / "params.yaml", tmp_path / "params.json"
+    path.write_text(yaml.safe_dump(raw))
+    assert cli.main(["check", "--params", str(path), "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_an_option_change_reaches_only_the_variants_whose_encoding_reads_it(tmp_path):
+    raw = tiny_raw()
+    raw["study"]["variants"] = VARIANTS
+    before = checked(tmp_path, raw)
+    raw["encodings"]["t"]["learned"]["table"] += 1
+    after = checked(tmp_path, raw)
+    changed = {v for v in VARIANTS if before["variants"][v] != after["variants"][v]}
+    assert changed == {"rope-t_learned", "alibi-t_learned"}
+    # the groups every model's stages read are untouched: only those models rerun
+    assert all(before[g] == after[g] for g in ("model", "train", "env", "compute"))
+    assert after["variants"]["rope-t_learned"]["options"] == {
+        "k": {},
+        "t": {"table": raw["encodings"]["t"]["learned"]["table"]},
+    }
+
+
+def test_a_models_config_and_resume_key_hold_its_own_encodings_options_only(tiny_data):
+    raw = tiny_raw()
+    p = params.check(raw)
+    raw["encodings"]["t"]["learned"]["table"] = 7
+    q = params.check(raw)
+    assert ModelConfig.from_params(p, "rope") == ModelConfig.from_params(q, "rope")
+    assert train.run_key(p, "rope", 1, tiny_data) == train.run_key(q, "rope", 1, tiny_data)
+    assert train.run_key(p, "rope-t_learned", 1, tiny_data) != train.run_key(
+        q, "rope-t_learned", 1, tiny_data
+    )
+    model = DecisionTransformer(ModelConfig.from_params(q, "rope-t_learned"))
+    assert model.t_encoding.table.num_embeddings == 7
+
+
+def test_the_catalog_reads_the_options_the_modules_declare():
+    """The catalog reads the modules' source (no torch); it must agree with the classes."""
+    for axis in catalog.AXES:
+        assert catalog.options()[axis] == {
+            name: cls.options for name, cls in encodings.REGISTRY[axis].items()
+        }
+    assert catalog.options()["t"]["learned"] == {"table": 1}
+
+
+def test_params_yaml_values_every_declared_option_once():
+    raw = yaml.safe_load(open(params.Path(__file__).parents[1] / "params.yaml"))
+    declared = {
+        (axis, name, option)
+        for axis, entries in catalog.options().items()
+        for name, opts in entries.items()
+        for option in opts
+    }
+    given = {
+        (axis, name, option)
+        for axis, entries in raw["encodings"].items()
+        for name, opts in entries.items()
+        for option in opts
+    }
+    assert given == declared
