@@ -57,9 +57,9 @@ def episodes(variant, seed_index, seed, context, applicable=True) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def metrics(encoding_index, seed) -> pd.DataFrame:
+def metrics(variant_index, seed) -> pd.DataFrame:
     epochs = np.arange(1, 4)
-    train = 1.0 / epochs + 0.1 * encoding_index + 0.01 * seed
+    train = 1.0 / epochs + 0.1 * variant_index + 0.01 * seed
     val = train + 0.05
     return pd.DataFrame(
         {
@@ -93,7 +93,7 @@ def attention(variant, seed, width=4) -> dict:
     }
 
 
-def test_attention_maps_average_each_encodings_seeds_in_study_order(tmp_path):
+def test_attention_maps_average_each_variants_seeds_in_study_order(tmp_path):
     runs = [
         ("rope", 1, [1.0, 0.0], [[1.0, 0.0], [0.5, 0.5]]),
         ("rope", 2, [0.0, 1.0], [[1.0, 0.0], [0.0, 1.0]]),
@@ -348,7 +348,7 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
         stats.ranking(read(stats_dir, "success_by_grid"), comparisons.reset_index().head(0), 6)
 
 
-def test_adding_an_encoding_moves_no_other_cells_numbers(tmp_path, tiny_params, monkeypatch):
+def test_adding_a_variant_moves_no_other_cells_numbers(tmp_path, tiny_params, monkeypatch):
     # 3 vs 3 seeds have 20 relabellings: beyond 10 the permutation tests sample, so their
     # p-values draw from the generators as the intervals do.
     monkeypatch.setattr(stats, "MAX_EXACT_PERMUTATIONS", 10)
@@ -455,7 +455,7 @@ def test_one_seed_runs_with_nan_spread(tmp_path, tiny_params):
     assert comparisons.p_value.isna().all() and comparisons.p_holm.isna().all()
 
 
-def test_metrics_folder_must_name_encoding_and_seed(tmp_path):
+def test_metrics_folder_must_name_variant_and_seed(tmp_path):
     path = tmp_path / "rope" / "metrics.csv"
     path.parent.mkdir()
     metrics(0, 1).to_csv(path, index=False)

@@ -87,7 +87,8 @@ def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, f
             if lacks:
                 raise ValueError(
                     f"run {run}: {stats_dir(run) / name} lacks the columns {sorted(lacks)} "
-                    "(written by an older dtpe, whose column was `encoding`: rerun its stats step)"
+                    "(written by an older dtpe, whose column was `encoding`: rerun the run "
+                    "with this one, from its evaluations on)"
                 )
     frames, confidence = [], {}
     for run, label in zip(map(Path, runs), labels):

@@ -146,7 +146,7 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
     fig = Figure(figsize=(6, 4.5), layout="constrained")
     ax = fig.subplots()
     spacing = np.diff(sorted(table.grid_size.unique())).min(initial=2)
-    # Horizontal offsets keep the intervals of different encodings apart.
+    # Horizontal offsets keep the intervals of different variants apart.
     offsets = np.linspace(-0.3, 0.3, len(colours)) * spacing / 2 if len(colours) > 1 else [0.0]
     for offset, (variant, colour) in zip(offsets, colours.items()):
         rows = table[table.variant == variant]

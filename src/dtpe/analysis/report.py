@@ -339,7 +339,7 @@ def context_text(context: pd.DataFrame) -> str:
     """Success averaged over grid sizes at each context beyond the training one (Table 4)."""
     lines = [
         "Context length (Table 4; success averaged over grid sizes, mean ± std over seeds; N/A: "
-        "the variant cannot index that far). Figure 4 and the translation check show how each "
+        "its k encoding cannot index that far). Figure 4 and the translation check show how each "
         "variant attends."
     ]
     for (ctx, multiple), rows in context.groupby(["context", "context_multiple"], sort=True):
@@ -375,7 +375,7 @@ def methods_section(methods: dict) -> str:
     lines = [f"- **{title}.** {methods[key]}" for key, title in METHODS]
     lines.append(
         f"- **Levels.** Intervals at {level(methods)}; α = {methods['alpha']:g}; a grid is "
-        f"informative where its best encoding reaches {methods['floor_pct']:g} % success."
+        f"informative where its best variant reaches {methods['floor_pct']:g} % success."
     )
     return "\n".join(lines)
 

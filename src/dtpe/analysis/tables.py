@@ -321,7 +321,7 @@ def context(params, stats_dir: Path) -> Table:
         "(timesteps; multiple of the training context) "
         f"and variant, mean ± std over {seeds(stats.n_seeds)} seeds. "
         "A label `k+s` is variant k run with the inference-time scaling s. "
-        "N/A: not run at that context (the variant cannot index that far, or the scaling "
+        "N/A: not run at that context (its k encoding cannot index that far, or the scaling "
         "applies only beyond the training context); never counted as failure."
     )
     return Table("context", caption, numbers, shown)
@@ -375,7 +375,7 @@ def power(params, stats_dir: Path) -> Table:
     caption = (
         f"Power per grid size at the training context. {described['power']} "
         "Seed SD: the seed standard deviation of success % pooled over variants. "
-        f"Informative: the best encoding's mean success is at least "
+        f"Informative: the best variant's mean success is at least "
         f"{described['floor_pct']:g} %; where every variant is below it, the grid says "
         f"nothing about encodings. {UNDEFINED}: undefined (no spread between seeds)."
     )
