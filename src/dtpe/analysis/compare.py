@@ -22,8 +22,6 @@ from matplotlib.lines import Line2D
 
 from dtpe.analysis import tables
 
-STATS = ("success_by_grid.csv", "comparisons.csv", "methods.json")
-"""what is read from each run's results/stats/"""
 NEEDED = {
     "success_by_grid.csv": {
         "grid_size",
@@ -43,7 +41,9 @@ NEEDED = {
         "primary",
     },
 }
-"""the columns read from the CSVs among them"""
+"""the columns read from each run's results/stats/ CSVs"""
+STATS = (*NEEDED, "methods.json")
+"""what is read from each run's results/stats/"""
 COLUMNS = [
     "run",
     "grid_size",
