@@ -10,6 +10,7 @@ import itertools
 import json
 import math
 import subprocess
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -540,6 +541,21 @@ def test_report_throughput_counts_the_threads_params_give_each_job():
     assert "one core each (compute.threads 1)" in one and "20.0 models per core-hour" in one
     assert "2 cores each (compute.threads 2)" in two and "10.0 models per core-hour" in two
     assert "18.0 models per hour of wall time" in two  # 200 s over every step
+
+
+def test_report_counts_only_the_models_of_its_params():
+    # benchmarks/ also holds the steps of a model trained beside the run (a seed on its way in)
+    timings = {
+        "train/rope_s1": 100.0,
+        "evaluate/rope_s1": 80.0,
+        "train/rope_s9": 90.0,
+        "stats": 20.0,
+    }
+    study = SimpleNamespace(variants=["rope"], seeds=[1])
+    own = report.own_steps(timings, study)
+    assert own == {"train/rope_s1": 100.0, "evaluate/rope_s1": 80.0, "stats": 20.0}
+    assert "1 models trained" in report.timings_section(own, 1)
+    assert report.own_steps(None, study) is None
 
 
 def test_report_findings_follow_the_intervals(run):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dtpe import atomic
+from dtpe import atomic, names
 from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING, UNRESOLVED
 from dtpe.analysis.tables import grid_label, mean_std, p_value, seeds, with_interval
 from dtpe.numerics import EVERY_CPU, THIS_MACHINE
@@ -129,7 +129,8 @@ def write(
         "## Shifting the global timestep t\n\n"
         + translation_section(attention_jsons, params.study.variants),
         "## Looking at episodes\n\n" + episodes_section(Path(figures_dir), out.parent),
-        "## Wall time per step\n\n" + timings_section(timings, params.compute.threads),
+        "## Wall time per step\n\n"
+        + timings_section(own_steps(timings, params.study), params.compute.threads),
         "## Parameters\n\n" + params_section(params_path),
     ]
     atomic.write_text(out, "\n\n".join(sections) + "\n")
@@ -453,6 +454,20 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
             + "."
         )
     return "\n".join(text)
+
+
+def own_steps(timings: dict[str, float] | None, study) -> dict[str, float] | None:
+    """The run's own steps: a model's (`train/<model>`, ...) only for the models of its params,
+    since benchmarks/ also keeps the steps of models trained beside the run (more seeds on their
+    way into it)."""
+    if not timings:
+        return timings
+    models = {names.model_name(v, s) for v in study.variants for s in study.seeds}
+    return {
+        step: seconds
+        for step, seconds in timings.items()
+        if "/" not in step or step.split("/", 1)[1] in models
+    }
 
 
 def timings_section(timings: dict[str, float] | None, threads: int) -> str:
