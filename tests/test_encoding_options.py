@@ -3,6 +3,7 @@ group, read by that encoding alone, so changing one reruns only the models that 
 
 import json
 
+import pytest
 import yaml
 from conftest import tiny_raw
 
@@ -76,3 +77,41 @@ def test_params_yaml_values_every_declared_option_once():
         for option in opts
     }
     assert given == declared
+
+
+def test_an_option_takes_the_type_of_its_smallest_value(monkeypatch):
+    monkeypatch.setattr(
+        catalog, "options", lambda: {"k": {}, "t": {"demo": {"scale": 0.5, "n": 2}}}
+    )
+    key = ".".join
+    params._check_options({"t": {"demo": {"scale": 1, "n": 2}}}, key)  # an int is a number
+    params._check_options({"t": {"demo": {"scale": 0.75, "n": 3}}}, key)
+    with pytest.raises(
+        params.ParamsError, match=r"^encodings\.t\.demo\.n: 2\.5 is not an integer >= 2$"
+    ):
+        params._check_options({"t": {"demo": {"scale": 1.0, "n": 2.5}}}, key)
+    with pytest.raises(
+        params.ParamsError, match=r"^encodings\.t\.demo\.scale: 0\.25 is not a number >= 0\.5$"
+    ):
+        params._check_options({"t": {"demo": {"scale": 0.25, "n": 2}}}, key)
+    with pytest.raises(params.ParamsError, match="True is not a number"):
+        params._check_options({"t": {"demo": {"scale": True, "n": 2}}}, key)
+
+
+def test_options_that_are_no_literal_are_named_with_their_class(tmp_path):
+    (tmp_path / "demo.py").write_text(
+        "@register('k', 'demo', 'none')\nclass Demo(Encoding):\n    options = dict(table=1)\n"
+    )
+    with pytest.raises(ValueError, match=r"demo\.py: Demo\.options must be a literal dict"):
+        catalog._registered(tmp_path)
+
+
+def test_options_inherited_from_another_class_are_refused():
+    """The catalog reads the registered class's own body: an inherited dict would go unread."""
+
+    class Parent(encodings.Encoding):
+        options = {"table": 1}
+
+    with pytest.raises(TypeError, match="'inherited' inherits `options`: declare them in Child"):
+        encodings.register("t", "inherited", "none")(type("Child", (Parent,), {}))
+    assert "inherited" not in encodings.REGISTRY["t"]

@@ -245,6 +245,18 @@ def _check_variant(name: str, params) -> None:
 _TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_attention, cmd_explore}
 
 
+class _Renamed(argparse.Action):
+    """An option of earlier versions, refused with the one that replaced it (argparse alone
+    would say only that it is unrecognised)."""
+
+    def __init__(self, option_strings, dest, now, **kwargs):
+        super().__init__(option_strings, dest, help=f"earlier name of {now.split()[0]}", **kwargs)
+        self.now = now
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is now {self.now}")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="dtpe", description=__doc__)
     steps = top.add_subparsers(dest="step", required=True)
@@ -274,6 +286,7 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--variant", required=True, help="the model's k x t encodings: one of study.variants"
         )
+        p.add_argument("--encoding", action=_Renamed, now="--variant (a k x t pair of encodings)")
         p.add_argument("--seed", type=int, required=True, help="the model's training seed")
         p.add_argument(
             "--data", type=Path, default=Path("data"), help="data folder (default: data)"
