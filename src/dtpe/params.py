@@ -158,6 +158,9 @@ class Stats:
     """seed of the bootstrap's and the sampled permutation tests' generator"""
     floor_pct: float
     """success % the best variant of a grid size must reach for it to tell variants apart"""
+    study_seeds: int
+    """seeds per variant of the study reproduced: power.csv gives the gap that many seeds show
+    between two equal variants by chance"""
 
 
 @dataclass(frozen=True)
