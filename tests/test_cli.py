@@ -165,11 +165,12 @@ def test_missing_params_file(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
-def test_an_earlier_option_is_refused_with_its_new_name(capsys):
+@pytest.mark.parametrize("given", [["--encoding", "rope"], ["--encoding"]])
+def test_an_earlier_option_is_refused_with_its_new_name(capsys, given):
     with pytest.raises(SystemExit) as stop:
-        cli.main(["train", "--encoding", "rope", "--seed", "1", "--out", "m", "--metrics", "x"])
+        cli.main(["train", *given, "--seed", "1", "--out", "m", "--metrics", "x"])
     assert stop.value.code == 2
-    assert "--encoding is now --variant" in capsys.readouterr().err
+    assert "--encoding is now --variant (a k x t pair of encodings)" in capsys.readouterr().err
 
 
 def test_encoding_not_in_study_and_missing_model(tmp_path, tiny_raw_params, capsys):

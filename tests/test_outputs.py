@@ -435,6 +435,7 @@ def test_power_table_marks_the_floor(run):
     path = root / "tables" / "power.md"
     assert shown_row(path, "10×10") == ["10×10", "3", "15.0", "38.2", "37", "24.0", "80.0", "yes"]
     assert shown_row(path, "20×20")[-1] == "no (floor)"
+    assert "Chance gap, 3 seeds (pp)" in path.read_text()
     assert METHODS["power"] in path.read_text() and "10 %" in path.read_text()
 
 
@@ -645,8 +646,8 @@ def test_report_findings_order_power_confound_and_reproducibility(run):
     assert (
         "10×10: seed SD 15.0 points with 3 seeds per variant; the smallest detectable difference "
         "is 38.2 points, and detecting 10 points needs 37 seeds per variant; 3 seeds per "
-        "variant put two equal variants up to 24.0 points apart by chance (95 % of comparisons)."
-        in text
+        "variant (the study's count) exceed 24.0 points between two equal variants in 5 % of "
+        "comparisons." in text
     )
     assert "In learned, sinusoidal, rope the timestep t" in text  # not rope-t_learned
     assert "t equals the in-window index k" in text

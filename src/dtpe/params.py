@@ -290,7 +290,12 @@ def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
                     raise ParamsError(f"{at}: missing (the {axis} encoding {name!r} reads it)")
                 value, least = have[option], wanted[option]
                 kind = (int,) if isinstance(least, int) else (int, float)
-                if not isinstance(value, kind) or isinstance(value, bool) or value < least:
+                if (
+                    not isinstance(value, kind)
+                    or isinstance(value, bool)
+                    or not math.isfinite(value)
+                    or value < least
+                ):
                     what = "an integer" if isinstance(least, int) else "a number"
                     raise ParamsError(f"{at}: {value!r} is not {what} >= {least}")
 

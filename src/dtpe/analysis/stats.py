@@ -77,8 +77,8 @@ def methods(sp) -> dict:
             f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
             "the seeds used, from the pooled seed SD of the grid size. Chance gap: the "
             f"difference that {sp.study_seeds} seeds per variant (the study's count) exceed "
-            f"by chance in {100 * sp.alpha:g} % of comparisons of two equal variants, at this seed "
-            "SD (normal seeds)."
+            f"by chance in {100 * sp.alpha:g} % of comparisons of two equal variants, at the "
+            "grid size's pooled seed SD (normal seeds)."
         ),
         "study_seeds": sp.study_seeds,
         "alpha": sp.alpha,
@@ -580,7 +580,7 @@ def seeds_needed(diff: float, sd: float, alpha: float, most: int = 1000) -> floa
 def chance_gap(sd: float, n: int, alpha: float) -> float:
     """The difference of two equal variants' means over n seeds each (points) that chance
     exceeds with probability alpha, seeds normal with SD `sd`: how far apart a study with n
-    seeds can find two encodings that do not differ."""
+    seeds can find two variants that do not differ."""
     if not sd > 0:
         return math.nan
     return float(sps.norm.ppf(1 - alpha / 2) * sd * math.sqrt(2 / n))

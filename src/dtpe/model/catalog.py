@@ -64,7 +64,7 @@ def _options(cls: ast.ClassDef, path: Path) -> dict[str, int | float]:
         if isinstance(target, ast.Name) and target.id == "options" and node.value is not None:
             try:
                 found = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError):  # not a literal, or an unhashable key
                 found = None
             if not isinstance(found, dict) or not all(
                 isinstance(k, str) and type(v) in (int, float) for k, v in found.items()
