@@ -124,6 +124,10 @@ def test_the_help_walk_finds_what_lacks_help():
             "encodings.t.learned.table: 0 is not an integer >= 1",
         ),
         (
+            lambda r: r["encodings"]["t"]["learned"].update(table=2.5),
+            "encodings.t.learned.table: 2.5 is not an integer >= 1",
+        ),
+        (
             lambda r: r["encodings"]["t"]["learned"].update(rows=3),
             "encodings.t.learned.rows: the t encoding 'learned' has no such option; "
             "its options: ['table']",
@@ -159,6 +163,14 @@ def test_missing_params_file(tmp_path, capsys):
         == 2
     )
     assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", [["--encoding", "rope"], ["--encoding"]])
+def test_an_earlier_option_is_refused_with_its_new_name(capsys, given):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["train", *given, "--seed", "1", "--out", "m", "--metrics", "x"])
+    assert stop.value.code == 2
+    assert "--encoding is now --variant (a k x t pair of encodings)" in capsys.readouterr().err
 
 
 def test_encoding_not_in_study_and_missing_model(tmp_path, tiny_raw_params, capsys):

@@ -2,7 +2,9 @@
 group, read by that encoding alone, so changing one reruns only the models that use it."""
 
 import json
+import math
 
+import pytest
 import yaml
 from conftest import tiny_raw
 
@@ -76,3 +78,57 @@ def test_params_yaml_values_every_declared_option_once():
         for option in opts
     }
     assert given == declared
+
+
+def test_an_option_takes_the_type_of_its_smallest_value(monkeypatch):
+    monkeypatch.setattr(
+        catalog, "options", lambda: {"k": {}, "t": {"demo": {"scale": 0.5, "n": 2}}}
+    )
+    key = ".".join
+    params._check_options({"t": {"demo": {"scale": 1, "n": 2}}}, key)  # an int is a number
+    params._check_options({"t": {"demo": {"scale": 0.75, "n": 3}}}, key)
+    with pytest.raises(
+        params.ParamsError, match=r"^encodings\.t\.demo\.n: 2\.5 is not an integer >= 2$"
+    ):
+        params._check_options({"t": {"demo": {"scale": 1.0, "n": 2.5}}}, key)
+    with pytest.raises(
+        params.ParamsError, match=r"^encodings\.t\.demo\.scale: 0\.25 is not a number >= 0\.5$"
+    ):
+        params._check_options({"t": {"demo": {"scale": 0.25, "n": 2}}}, key)
+    for bad in (True, math.nan, math.inf):
+        with pytest.raises(params.ParamsError, match=f"{bad!r} is not a number"):
+            params._check_options({"t": {"demo": {"scale": bad, "n": 2}}}, key)
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    ["options = dict(table=1)", "options = {'a': True}", "options = {'a': '1'}", "options = 3"],
+)
+def test_options_that_are_not_a_literal_dict_of_numbers_are_named_with_their_class(
+    tmp_path, declaration
+):
+    (tmp_path / "demo.py").write_text(
+        f"@register('k', 'demo', 'none')\nclass Demo(Encoding):\n    {declaration}\n"
+    )
+    with pytest.raises(ValueError, match=r"demo\.py: Demo\.options must be a literal dict"):
+        catalog._registered(tmp_path)
+
+
+def test_options_may_be_annotated_and_float(tmp_path):
+    (tmp_path / "demo.py").write_text(
+        "@register('k', 'demo', 'none')\nclass Demo(Encoding):\n"
+        "    options: dict = {'scale': 0.5, 'n': 2}\n"
+    )
+    assert catalog._registered(tmp_path) == [(("k", "demo", "none"), {"scale": 0.5, "n": 2})]
+
+
+def test_options_inherited_from_another_class_are_refused(monkeypatch):
+    """The catalog reads the registered class's own body: an inherited dict would go unread."""
+    monkeypatch.setitem(encodings.REGISTRY, "t", dict(encodings.REGISTRY["t"]))
+
+    class Parent(encodings.Encoding):
+        options = {"table": 1}
+
+    with pytest.raises(TypeError, match="'inherited' inherits `options`: declare them in Child"):
+        encodings.register("t", "inherited", "none")(type("Child", (Parent,), {}))
+    assert "inherited" not in encodings.REGISTRY["t"]

@@ -57,6 +57,7 @@ METHODS = {
     "alpha": 0.05,
     "confidence": 0.95,
     "floor_pct": FLOOR_PCT,
+    "study_seeds": 3,
 }
 TABLE_NAMES = [
     "training",
@@ -171,6 +172,7 @@ def power_rows(n_seeds):
             "seed_sd_pct": math.nan if one else sd,
             "mde_pct": math.nan if one else mde,
             "seeds_for_10pts": math.nan if one else needed,
+            "chance_gap_pct": math.nan if one else 1.6 * sd,
             "best_pct": max(MEANS[size].values()),
             "informative": max(MEANS[size].values()) >= FLOOR_PCT,
         }
@@ -431,8 +433,9 @@ def test_context_table_keeps_not_applicable_and_scaling_labels(run):
 def test_power_table_marks_the_floor(run):
     root, _ = run
     path = root / "tables" / "power.md"
-    assert shown_row(path, "10×10") == ["10×10", "3", "15.0", "38.2", "37", "80.0", "yes"]
+    assert shown_row(path, "10×10") == ["10×10", "3", "15.0", "38.2", "37", "24.0", "80.0", "yes"]
     assert shown_row(path, "20×20")[-1] == "no (floor)"
+    assert "Chance gap, 3 seeds (pp)" in path.read_text()
     assert METHODS["power"] in path.read_text() and "10 %" in path.read_text()
 
 
@@ -642,7 +645,9 @@ def test_report_findings_order_power_confound_and_reproducibility(run):
     assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
     assert (
         "10×10: seed SD 15.0 points with 3 seeds per variant; the smallest detectable difference "
-        "is 38.2 points, and detecting 10 points needs 37 seeds per variant." in text
+        "is 38.2 points, and detecting 10 points needs 37 seeds per variant; 3 seeds per "
+        "variant (the study's count) exceed 24.0 points between two equal variants in 5 % of "
+        "comparisons." in text
     )
     assert "In learned, sinusoidal, rope the timestep t" in text  # not rope-t_learned
     assert "t equals the in-window index k" in text

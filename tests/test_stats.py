@@ -419,12 +419,24 @@ def test_power_detects_what_it_says():
     )
 
 
+def test_the_chance_gap_is_what_equal_variants_exceed_alpha_of_the_time():
+    sd, n, alpha = 18.0, 3, 0.05
+    gap = stats.chance_gap(sd, n, alpha)
+    # two equal variants, n normal seeds each, many times over
+    seeds = np.random.default_rng(0).normal(50.0, sd, size=(2, 200_000, n))
+    gaps = np.abs(seeds[0].mean(axis=1) - seeds[1].mean(axis=1))
+    assert np.mean(gaps > gap) == pytest.approx(alpha, abs=0.002)
+    assert stats.chance_gap(sd, 10, alpha) < gap  # more seeds, smaller chance gaps
+    assert math.isnan(stats.chance_gap(0.0, n, alpha))
+
+
 def test_power_table_flags_grid_sizes_at_the_floor(stats_dir):
     table = read(stats_dir, "power").set_index("grid_size")
     assert table.loc[10, "informative"] and table.loc[10, "best_pct"] == pytest.approx(80.0)
     # pooled seed SD at 10x10: learned, sinusoidal, rope all have std 20
     assert table.loc[10, "seed_sd_pct"] == pytest.approx(20.0)
     assert table.loc[10, "n_seeds"] == 3
+    assert table.loc[10, "chance_gap_pct"] == pytest.approx(stats.chance_gap(20.0, 3, 0.05))
 
 
 def test_cohens_d_sign_and_pooled_std():

@@ -245,6 +245,18 @@ def _check_variant(name: str, params) -> None:
 _TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_attention, cmd_explore}
 
 
+class _Renamed(argparse.Action):
+    """An option of earlier versions, refused with the one that replaced it (argparse alone
+    would say only that it is unrecognised); with or without a value."""
+
+    def __init__(self, option_strings, dest, now, why, **kwargs):
+        super().__init__(option_strings, dest, nargs="?", help=f"earlier name of {now}", **kwargs)
+        self.now, self.why = now, why
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is now {self.now} ({self.why})")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="dtpe", description=__doc__)
     steps = top.add_subparsers(dest="step", required=True)
@@ -273,6 +285,9 @@ def parser() -> argparse.ArgumentParser:
         p = step(name, func, help)
         p.add_argument(
             "--variant", required=True, help="the model's k x t encodings: one of study.variants"
+        )
+        p.add_argument(
+            "--encoding", action=_Renamed, now="--variant", why="a k x t pair of encodings"
         )
         p.add_argument("--seed", type=int, required=True, help="the model's training seed")
         p.add_argument(

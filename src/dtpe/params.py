@@ -158,6 +158,9 @@ class Stats:
     """seed of the bootstrap's and the sampled permutation tests' generator"""
     floor_pct: float
     """success % the best variant of a grid size must reach for it to tell variants apart"""
+    study_seeds: int
+    """seeds per variant of the study reproduced: power.csv gives the gap that many seeds show
+    between two equal variants by chance"""
 
 
 @dataclass(frozen=True)
@@ -264,8 +267,8 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
 
 
 def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
-    """Every option each registered encoding declares, given once, an integer at or above the
-    smallest value it allows; nothing else."""
+    """Every option each registered encoding declares, given once, of the type of the smallest
+    value it allows (an integer, or any number for a float) and at or above it; nothing else."""
     from dtpe.model.catalog import options
 
     for axis, declared in options().items():
@@ -285,9 +288,16 @@ def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
                     )
                 if option not in have:
                     raise ParamsError(f"{at}: missing (the {axis} encoding {name!r} reads it)")
-                value = have[option]
-                if not isinstance(value, int) or isinstance(value, bool) or value < wanted[option]:
-                    raise ParamsError(f"{at}: {value!r} is not an integer >= {wanted[option]}")
+                value, least = have[option], wanted[option]
+                kind = (int,) if isinstance(least, int) else (int, float)
+                if (
+                    not isinstance(value, kind)
+                    or isinstance(value, bool)
+                    or not math.isfinite(value)
+                    or value < least
+                ):
+                    what = "an integer" if isinstance(least, int) else "a number"
+                    raise ParamsError(f"{at}: {value!r} is not {what} >= {least}")
 
 
 def split_sizes(episodes: int, split: dict) -> dict:

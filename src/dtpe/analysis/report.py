@@ -331,7 +331,10 @@ def power_text(power: pd.DataFrame, methods: dict) -> str:
             f"- {grid_label(grid)}{'' if row.informative else ' (at the floor)'}: seed SD "
             f"{row.seed_sd_pct:.1f} points with {row.n_seeds:.0f} seeds per variant; the "
             f"smallest detectable difference is {row.mde_pct:.1f} points, and detecting 10 "
-            f"points needs {row.seeds_for_10pts:.0f} seeds per variant."
+            f"points needs {row.seeds_for_10pts:.0f} seeds per variant; "
+            f"{methods['study_seeds']} seeds per variant (the study's count) exceed "
+            f"{row.chance_gap_pct:.1f} points between two equal variants in "
+            f"{100 * methods['alpha']:g} % of comparisons."
         )
     return "\n".join(lines)
 

@@ -75,8 +75,12 @@ def methods(sp) -> dict:
         ),
         "power": (
             f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
-            "the seeds used, from the pooled seed SD of the grid size."
+            "the seeds used, from the pooled seed SD of the grid size. Chance gap: the "
+            f"difference that {sp.study_seeds} seeds per variant (the study's count) exceed "
+            f"by chance in {100 * sp.alpha:g} % of comparisons of two equal variants, at the "
+            "grid size's pooled seed SD (normal seeds)."
         ),
+        "study_seeds": sp.study_seeds,
         "alpha": sp.alpha,
         "confidence": 1 - sp.alpha,
         "floor_pct": sp.floor_pct,
@@ -573,9 +577,19 @@ def seeds_needed(diff: float, sd: float, alpha: float, most: int = 1000) -> floa
     return math.nan
 
 
+def chance_gap(sd: float, n: int, alpha: float) -> float:
+    """The difference of two equal variants' means over n seeds each (points) that chance
+    exceeds with probability alpha, seeds normal with SD `sd`: how far apart a study with n
+    seeds can find two variants that do not differ."""
+    if not sd > 0:
+        return math.nan
+    return float(sps.norm.ppf(1 - alpha / 2) * sd * math.sqrt(2 / n))
+
+
 def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:
     """Per grid size: the pooled seed SD across variants, what the seeds used can detect, the
-    seeds needed for 10 points, and whether the grid tells variants apart at all."""
+    seeds needed for 10 points, the gap the study's seed count shows by chance, and whether the
+    grid tells variants apart at all."""
     rows = []
     for size, rows_n in success.groupby("grid_size"):
         n = int(rows_n.n_seeds.min())
@@ -588,6 +602,7 @@ def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:
                 "seed_sd_pct": sd,
                 "mde_pct": detectable(sd, n, sp.alpha),
                 "seeds_for_10pts": seeds_needed(10.0, sd, sp.alpha),
+                "chance_gap_pct": chance_gap(sd, sp.study_seeds, sp.alpha),
                 "best_pct": best,
                 "informative": best >= sp.floor_pct,
             }

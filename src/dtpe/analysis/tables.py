@@ -368,6 +368,9 @@ def power(params, stats_dir: Path) -> Table:
             "Seed SD (pp)": numbers.seed_sd_pct.map(number),
             "Detectable Δ (pp)": numbers.mde_pct.map(number),
             "Seeds for 10 pp": numbers.seeds_for_10pts.map(count),
+            f"Chance gap, {described['study_seeds']} seeds (pp)": numbers.chance_gap_pct.map(
+                number
+            ),
             "Best mean (%)": numbers.best_pct.map(number),
             "Informative": numbers.informative.astype(bool).map({True: "yes", False: "no (floor)"}),
         }

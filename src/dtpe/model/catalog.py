@@ -37,7 +37,7 @@ class Variant:
     """name in the t registry"""
 
 
-def _registered(folder: Path) -> list[tuple[tuple[str, ...], dict[str, int]]]:
+def _registered(folder: Path) -> list[tuple[tuple[str, ...], dict[str, int | float]]]:
     """Per class in `folder` decorated with `@register(...)`: the decorator's literal arguments
     and the class's literal `options` (empty where it declares none)."""
     entries = []
@@ -51,17 +51,29 @@ def _registered(folder: Path) -> list[tuple[tuple[str, ...], dict[str, int]]]:
                     and getattr(deco.func, "id", None) == "register"
                     and all(isinstance(a, ast.Constant) for a in deco.args)
                 ):
-                    entries.append((tuple(a.value for a in deco.args), _options(node)))
+                    entries.append((tuple(a.value for a in deco.args), _options(node, path)))
     return entries
 
 
-def _options(cls: ast.ClassDef) -> dict[str, int]:
+def _options(cls: ast.ClassDef, path: Path) -> dict[str, int | float]:
+    """The class's `options`: a literal dict, option name -> smallest value (int or float)."""
     for node in cls.body:
         target = node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
         if isinstance(target, ast.Name) and target.id == "options" and node.value is not None:
-            return ast.literal_eval(node.value)
+            try:
+                found = ast.literal_eval(node.value)
+            except (ValueError, TypeError):  # not a literal, or an unhashable key
+                found = None
+            if not isinstance(found, dict) or not all(
+                isinstance(k, str) and type(v) in (int, float) for k, v in found.items()
+            ):
+                raise ValueError(
+                    f"{path.name}: {cls.name}.options must be a literal dict of option name -> "
+                    "smallest value (an int or a float), read without importing the module"
+                )
+            return found
     return {}
 
 
@@ -72,7 +84,7 @@ def encodings() -> dict[str, frozenset[str]]:
 
 
 @cache
-def options() -> dict[str, dict[str, dict[str, int]]]:
+def options() -> dict[str, dict[str, dict[str, int | float]]]:
     """Per axis and registered encoding, its options: option name -> smallest allowed value.
     Their values are params (`encodings.<axis>.<name>.<option>`), so that a knob of one encoding
     is read by that encoding alone and reruns only the models that use it."""

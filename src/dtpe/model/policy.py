@@ -14,7 +14,7 @@ from dtpe.world.maze import N_ACTIONS
 
 class DecisionTransformerPolicy:
     """Greedy actions of `model` conditioned on `target_return`, the return-to-go falling by each
-    reward observed. Raises NotApplicable if the model's encoding cannot run at `context`."""
+    reward observed. Raises NotApplicable if the model's k encoding cannot index `context`."""
 
     def __init__(self, model, context: int, target_return: float, precision: str = "fp32"):
         model.k_encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work

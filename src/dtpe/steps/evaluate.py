@@ -29,7 +29,7 @@ COLUMNS = [
 
 def suite_rows(model, lay, optimal_steps, env, context, params, variant, seed) -> pd.DataFrame:
     """One row per episode of a suite, played in batches of evaluate.batch_size; N/A rows if the
-    variant cannot run at this context."""
+    variant's k encoding cannot index this context."""
     ev = params.evaluate
     base = pd.DataFrame(
         {

@@ -2,8 +2,9 @@
 
 A new encoding is one module in this package whose class subclasses `Encoding` and is decorated
 with `@register(axis, name, reference)`: modules are discovered here, so adding one edits no
-shared file. `sources(variant)` lists the files a variant's model runs (the workflows' code
-dependencies), so adding an encoding reruns only the models that use it.
+other module (one with options also values them in params.yaml, `encodings.<axis>.<name>`).
+`sources(variant)` lists the files a variant's model runs (the workflows' code dependencies),
+so adding an encoding reruns only the models that use it.
 """
 
 import importlib

@@ -31,6 +31,12 @@ def register(axis: str, name: str, reference: str):
     def add(cls):
         if name in REGISTRY[axis]:
             raise ValueError(f"{axis} encoding {name!r} is registered twice")
+        if cls.options and "options" not in vars(cls):
+            # the catalog reads the class body only: an inherited dict would go unvalidated
+            raise TypeError(
+                f"{axis} encoding {name!r} inherits `options`: declare them in {cls.__name__}'s "
+                "own body"
+            )
         cls.name, cls.axis, cls.reference = name, axis, reference
         REGISTRY[axis][name] = cls
         return cls
@@ -59,10 +65,11 @@ class Encoding(nn.Module):
     reference = ""
     params: tuple[str, ...] = ()
     """evaluation params keys the encoding reads (for `dtpe encodings`)"""
-    options: dict[str, int] = {}
-    """its own knobs, option name -> smallest allowed value (an integer); their values are the
-    params `encodings.<axis>.<name>.<option>` and reach the encoding as `cfg.options[axis]`.
-    A literal: dtpe.model.catalog reads it without importing the module."""
+    options: dict[str, int | float] = {}
+    """its own knobs, option name -> smallest allowed value, whose type (int or float) is the
+    option's; their values are the params `encodings.<axis>.<name>.<option>` and reach the
+    encoding as `cfg.options[axis]`. A literal in the registered class's own body:
+    dtpe.model.catalog reads it there without importing the module."""
     max_position: int | None = None
     """largest position the encoding can represent, None if unbounded"""
 
