@@ -6,12 +6,14 @@ take turns `--rounds` times and the medians are reported.
 
 Figures per lever: the median step's CPU time per window after `WARMUP` steps, and the training
 core-seconds one model would take, projected as (the warm-up steps' excess over the median, which
-holds any compile time) + (the default's windows per model) x (the median per window). The
-peer's step is also split by operator group (torch.profiler), the state encoder's share among
-them.
+holds any compile time) + (the default's windows per model) x (the median per window). Windows
+vary in width, and the median step is narrower than the window-weighted mean, so every lever's
+projection is a few percent low alike; the ratios are the figure. The peer's step is also split
+by operator group (torch.profiler self time, matched by substring of the op's name): the state
+encoder's convolutions are one group, its Linear layers fall among the GEMMs.
 
-Usage: python bench/levers.py [--steps 120] [--rounds 1] [--data data]. Prints figures, then
-one JSON line."""
+Usage: python bench/levers.py [--steps 120] [--rounds 1] [--data data], from anywhere. Prints
+figures, then one JSON line."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from dtpe import numerics
 
+ROOT = Path(__file__).resolve().parents[1]
 WARMUP = 20
 
 
@@ -40,14 +43,15 @@ def cpu_seconds() -> float:
 
 LEVERS = {
     "portable": "the peer: eager, the portable mode's pins",
-    "native": "eager, no pins (this machine's fastest kernels)",
+    "native": "eager, no pins and no deterministic-algorithm mode (numerics native)",
+    # at one thread ATen hands a 1x1 convolution to oneDNN only for batches of 16 or more
     "linear_as_conv": "portable; each (B, T, D) Linear as a 1x1 channels-last convolution, "
-    "oneDNN's AVX2 kernels instead of MKL's COMPATIBLE GEMM",
+    "oneDNN's AVX2 kernels instead of MKL's COMPATIBLE GEMM (batches of 16 or more)",
     "compile_ffn": "portable; each block's feed-forward torch.compile'd (dynamic shapes)",
     "compile_model": "portable; the model's forward torch.compile'd (dynamic shapes)",
     "batch64": "portable; batches of 64 windows (the same windows per model)",
 }
-# the operator groups of the peer's profile, by the name of the ATen op
+# the operator groups of the peer's profile, by a substring of the ATen op's name
 GROUPS = {
     "GEMM (MKL)": ("aten::mm", "aten::addmm", "aten::bmm"),
     "attention": ("flash_attention",),
@@ -56,7 +60,7 @@ GROUPS = {
 }
 
 
-def one(lever: str, steps: int, data: Path) -> dict:
+def one(lever: str, steps: int, data: Path, with_profile: bool) -> dict:
     """Times `steps` training steps under `lever`, in this process."""
     mode = numerics.NATIVE if lever == "native" else numerics.PORTABLE
     numerics.pin(mode)
@@ -69,7 +73,7 @@ def one(lever: str, steps: int, data: Path) -> dict:
     from dtpe.steps import dataset, train
 
     torch.set_num_threads(1)
-    p = params.load("params.yaml")
+    p = params.load(ROOT / "params.yaml")
     numerics.check(mode, 1)
     eps = dataset.load(data / "train.safetensors")
     k, batch_size = p.model.context, 64 if lever == "batch64" else p.train.batch_size
@@ -98,7 +102,9 @@ def one(lever: str, steps: int, data: Path) -> dict:
             block.ffn.forward = torch.compile(block.ffn.forward, dynamic=True)
     elif lever == "compile_model":
         model.forward = torch.compile(model.forward, dynamic=True)
-    opt = torch.optim.AdamW(model.parameters(), lr=p.train.lr, fused=True)
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=p.train.lr, weight_decay=p.train.weight_decay, fused=True
+    )
 
     def step(index, seed):
         batch = train.windows(eps, index, k, np.random.default_rng(seed))
@@ -129,7 +135,7 @@ def one(lever: str, steps: int, data: Path) -> dict:
         "warmup_excess_s": excess,
         "train_core_s_per_model": excess + windows_per_model * median,
     }
-    if lever == "portable":
+    if with_profile:
         result["profile"] = profile(step, items[WARMUP : WARMUP + 30])
     return result
 
@@ -155,37 +161,57 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=120, help="training steps per lever")
     ap.add_argument("--rounds", type=int, default=1, help="turns each lever takes")
-    ap.add_argument("--data", type=Path, default=Path("data"))
-    ap.add_argument("--lever", choices=LEVERS, help=argparse.SUPPRESS)  # a child's one lever
+    ap.add_argument("--data", type=Path, default=ROOT / "data")
+    # a child's one lever, and whether it profiles its steps
+    ap.add_argument("--lever", choices=LEVERS, help=argparse.SUPPRESS)
+    ap.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.steps <= WARMUP:
+        ap.error(f"--steps must exceed the {WARMUP} warm-up steps")
     if args.lever:
-        print(json.dumps(one(args.lever, args.steps, args.data)))
+        print(json.dumps(one(args.lever, args.steps, args.data, args.profile)))
         return
-    data = args.data
-    if not (data / "train.safetensors").is_file():
-        data = Path(tempfile.mkdtemp()) / "data"
-        subprocess.run([sys.executable, "-m", "dtpe", "data", "--out", str(data)], check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = args.data
+        if not (data / "train.safetensors").is_file():
+            data = Path(tmp) / "data"
+            subprocess.run([sys.executable, "-m", "dtpe", "data", "--out", str(data)], check=True)
+        runs = measure(args, data, Path(tmp))
+    report(args, runs)
+
+
+def measure(args, data: Path, tmp: Path) -> dict[str, list[dict]]:
+    """Each lever's child results, the levers taking turns; the peer profiles its first turn."""
     env = {k: v for k, v in os.environ.items() if k not in numerics.PINS}
     # torch.compile compiles in the child (its compilers reaped, so counted) into an empty cache
     env.update(OMP_NUM_THREADS="1", TORCHINDUCTOR_COMPILE_THREADS="1")
     runs = {lever: [] for lever in LEVERS}
-    for _ in range(args.rounds):
+    for turn in range(args.rounds):
         for lever in LEVERS:
+            command = [sys.executable, __file__, "--lever", lever, "--steps", str(args.steps)]
+            command += ["--data", str(data)]
+            command += ["--profile"] if lever == "portable" and turn == 0 else []
+            cache = tmp / f"inductor_{lever}_{turn}"
             done = subprocess.run(
-                [sys.executable, __file__, "--lever", lever, "--steps", str(args.steps)]
-                + ["--data", str(data)],
-                env={**env, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()},
+                command,
+                cwd=ROOT,
+                env={**env, "TORCHINDUCTOR_CACHE_DIR": str(cache)},
                 capture_output=True,
                 text=True,
                 check=True,
             )
             runs[lever].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return runs
+
+
+def report(args, runs: dict[str, list[dict]]) -> None:
     result = {"bench": "levers", "steps": args.steps, "rounds": args.rounds, "levers": {}}
     peer = statistics.median(r["train_core_s_per_model"] for r in runs["portable"])
     for lever, rs in runs.items():
-        if "error" in rs[0]:
-            result["levers"][lever] = rs[0]
-            print(f"{lever:15s} fails: {rs[0]['error'][:160]}")
+        failed = [r for r in rs if "error" in r]
+        if failed:
+            result["levers"][lever] = failed[0]
+            print(f"{lever:15s} fails: {failed[0]['error'][:160]}")
             continue
         core_s = statistics.median(r["train_core_s_per_model"] for r in rs)
         row = {
