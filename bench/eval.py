@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from dtpe import params
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, rollout
 
 
@@ -40,7 +40,7 @@ def main():
     lay, _ = dataset.load_suite(data, args.size)
     lay = lay.subset(slice(0, args.episodes))
     torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(p, "rope")).eval()
+    model = DecisionTransformer(p.model_config("rope")).eval()
     k, target, precision = p.model.context, p.evaluate.target_return, p.evaluate.precision
 
     times = {"batched": [], "single": []}

@@ -69,7 +69,7 @@ def one(lever: str, steps: int, data: Path, with_profile: bool) -> dict:
     import torch.nn.functional as F
 
     from dtpe import params
-    from dtpe.model.transformer import DecisionTransformer, ModelConfig
+    from dtpe.model.transformer import DecisionTransformer
     from dtpe.steps import dataset, train
 
     torch.set_num_threads(1)
@@ -83,7 +83,7 @@ def one(lever: str, steps: int, data: Path, with_profile: bool) -> dict:
         items += train.length_buckets(width, batch_size, rng)
     items = items[:steps]
     torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(p, "rope")).train()
+    model = DecisionTransformer(p.model_config("rope")).train()
     if lever == "linear_as_conv":
 
         def as_conv(self, x):

@@ -23,7 +23,8 @@ import torch.nn.functional as F
 from transformers import DecisionTransformerConfig, DecisionTransformerModel
 
 from dtpe import params
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.config import ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, train
 from dtpe.world.maze import N_ACTIONS, N_CODES
 
@@ -143,7 +144,7 @@ def main():
     context, bs = study.model.context, study.train.batch_size
     precision = args.precision or study.train.precision
 
-    cfg = ModelConfig.from_params(study, "rope")
+    cfg = study.model_config("rope")
     items = batches(eps, args.batches, bs, context)
     steps = {}
     torch.manual_seed(0)
@@ -166,9 +167,7 @@ def main():
         f"ours/plain {rate['ours'] / rate['plain']:.2f}"
     )
 
-    small = dataclasses.replace(
-        ModelConfig.from_params(default, "rope"), dropout=0.0, attention_dropout=0.0
-    )
+    small = dataclasses.replace(default.model_config("rope"), dropout=0.0, attention_dropout=0.0)
     check = batches(eps, args.check_steps, default.train.batch_size, default.model.context, seed=1)
     losses = {}
     for name, precision, full in (("fast", "bf16", False), ("plain", "fp32", True)):

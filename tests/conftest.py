@@ -35,7 +35,7 @@ def model_config(variant: str, shape: dict = TINY_MODEL, options: dict | None = 
     """A ModelConfig of `shape` (with `fields` changed) for `variant`, its encodings' options
     taken from `options` (as params' `encodings` group; params.yaml's by default)."""
     from dtpe.model.catalog import options_of
-    from dtpe.model.transformer import ModelConfig
+    from dtpe.model.config import ModelConfig
 
     return ModelConfig(
         **{**shape, **fields},

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 import torch
 
-from dtpe.model.transformer import DecisionTransformer, KVCache, ModelConfig
+from dtpe.model.config import ModelConfig
+from dtpe.model.transformer import DecisionTransformer, KVCache
 from dtpe.params import Env
 from dtpe.steps.rollout import rollout
 from dtpe.world import layouts

@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import model_config
 
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import attention
 
 
@@ -50,9 +50,9 @@ def test_k_positions_identical_t_shifted(monkeypatch):
     embed = model.embed
 
     def spy(rtg, state_emb, actions, timesteps, k_offset=0):
-        x, positions = embed(rtg, state_emb, actions, timesteps, k_offset)
+        x, positions, times = embed(rtg, state_emb, actions, timesteps, k_offset)
         seen.append((timesteps.clone(), positions.clone()))
-        return x, positions
+        return x, positions, times
 
     monkeypatch.setattr(model, "embed", spy)
     win = window()
@@ -72,7 +72,7 @@ def test_learned_t_table_clamps_past_its_rows():
 
 
 def test_analyse_writes_the_translation_keys(tiny_params, tiny_data):
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params, "rope-t_none")).eval()
+    model = DecisionTransformer(tiny_params.model_config("rope-t_none")).eval()
     result = json.loads(json.dumps(attention.analyse(model, tiny_params, tiny_data, "rope", 1)))
     check = result["translation"]
     assert check["shift"] == tiny_params.attention.shift and check["axis"] == "t"

@@ -10,7 +10,7 @@ from conftest import tiny_raw
 
 from dtpe import cli, params
 from dtpe.model import catalog, encodings
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import train
 
 VARIANTS = ["rope", "learned", "rope-t_learned", "alibi-t_learned", "rope-t_randomized"]
@@ -45,12 +45,12 @@ def test_a_models_config_and_resume_key_hold_its_own_encodings_options_only(tiny
     p = params.check(raw)
     raw["encodings"]["t"]["learned"]["table"] = 7
     q = params.check(raw)
-    assert ModelConfig.from_params(p, "rope") == ModelConfig.from_params(q, "rope")
+    assert p.model_config("rope") == q.model_config("rope")
     assert train.run_key(p, "rope", 1, tiny_data) == train.run_key(q, "rope", 1, tiny_data)
     assert train.run_key(p, "rope-t_learned", 1, tiny_data) != train.run_key(
         q, "rope-t_learned", 1, tiny_data
     )
-    model = DecisionTransformer(ModelConfig.from_params(q, "rope-t_learned"))
+    model = DecisionTransformer(q.model_config("rope-t_learned"))
     assert model.t_encoding.table.num_embeddings == 7
 
 

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 import torch
 
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, evaluate, rollout
 
 
 def model_for(params, variant, seed=0):
     torch.manual_seed(seed)
-    return DecisionTransformer(ModelConfig.from_params(params, variant)).eval()
+    return DecisionTransformer(params.model_config(variant)).eval()
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,8 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, vari
     assert set(swept.context) == set(later)
     for context in later:
         for scaling in set(swept.rope_scaling):
-            model.for_context(context, scaling)
+            # the encoding itself, not at_context: a context it cannot index plays N/A rows
+            model.k_encoding.for_context(context, scaling)
             full = pd.concat(
                 evaluate.suite_rows(
                     model,
@@ -68,7 +69,7 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, vari
                 )
                 for size in long_params.data.suite_sizes
             )
-            model.for_context(train_context)
+            model.k_encoding.for_context(train_context)
             rows = swept[(swept.context == context) & (swept.rope_scaling == scaling)]
             pd.testing.assert_frame_equal(
                 rows[evaluate.COLUMNS].reset_index(drop=True),

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dtpe import numerics, params
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, train
 
 OVERFIT_STEPS = 200
@@ -38,7 +38,7 @@ def test_one_batch_is_fitted_to_near_zero_loss(tiny_data, tiny_params, job_threa
     tp, cpu = tiny_params.train, torch.device("cpu")
     episodes = dataset.load(tiny_data / "train.safetensors")
     batch = train.windows(episodes, np.arange(tp.batch_size), tiny_params.model.context, None)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params, variant))
+    model = DecisionTransformer(tiny_params.model_config(variant))
     opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay)
     # decayed to 0, so the last step does not land on one of Adam's late spikes
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, OVERFIT_STEPS)

@@ -718,3 +718,12 @@ def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
     assert report.code_version(params) == f"{head}-dirty"
     # an overlay run is dirty when its base is
     assert report.code_version(tmp_path / "params-run.yaml") == f"{head}-dirty"
+
+
+def test_the_confound_reads_variant_names_with_the_catalog():
+    """`rope-t_sinusoidal` names its t and is still the study's sinusoid of t."""
+    from dtpe.analysis.report import confound_text
+
+    assert "In rope-t_sinusoidal the timestep t" in confound_text(["rope-t_sinusoidal"])
+    assert "In rope the timestep t" in confound_text(["rope", "rope-t_none"])
+    assert "No model of this run encodes t with the sinusoid" in confound_text(["rope-t_none"])

@@ -10,7 +10,7 @@ import torch
 from conftest import plan
 
 from dtpe.model.policy import DecisionTransformerPolicy
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, rollout
 from dtpe.world.env import GymVectorBatch
 from dtpe.world.maze import N_ACTIONS, BatchedMaze
@@ -37,7 +37,7 @@ def gym_batch(lay, env) -> GymVectorBatch:
 
 def test_the_model_plays_the_same_episodes_in_the_gym_vector_env(tiny_data, tiny_params):
     torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params, "rope")).eval()
+    model = DecisionTransformer(tiny_params.model_config("rope")).eval()
     lay, _ = dataset.load_suite(tiny_data, 8)
     env, context, target = tiny_params.env, tiny_params.model.context, 0.8
     policy = DecisionTransformerPolicy(model, context, target)

@@ -13,7 +13,7 @@ import torch
 
 from dtpe import numerics
 from dtpe.model import checkpoint
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, rollout, train
 
 RECORD = numerics.check(numerics.PORTABLE, 1)
@@ -121,7 +121,7 @@ def test_resume_key_covers_params_data_and_code(tiny_data, tiny_params, tmp_path
 
 def test_fast_path_loss_tracks_plain_fp32(tiny_data, tiny_params):
     eps = dataset.load(tiny_data / "train.safetensors")
-    cfg = ModelConfig.from_params(tiny_params, "rope")
+    cfg = tiny_params.model_config("rope")
     losses = {}
     for name, precision, full in (("plain", "fp32", True), ("fast", "bf16", False)):
         torch.manual_seed(0)
@@ -152,7 +152,7 @@ def test_validation_loss_is_the_mean_over_every_action(tiny_data, tiny_params):
     assert (np.diff(eps["offsets"]) < 20).mean() > 0.5
     torch.manual_seed(0)
     model = DecisionTransformer(
-        dataclasses.replace(ModelConfig.from_params(tiny_params, "rope"), context=20)
+        dataclasses.replace(tiny_params.model_config("rope"), context=20)
     ).eval()
     everything = train.windows(eps, np.arange(len(eps["offsets"]) - 1), 20, None, full_padding=True)
     with torch.no_grad():
@@ -164,7 +164,7 @@ def test_validation_loss_is_the_mean_over_every_action(tiny_data, tiny_params):
 
 def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params):
     torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params, "sinusoidal")).eval()
+    model = DecisionTransformer(tiny_params.model_config("sinusoidal")).eval()
     lay, _ = dataset.load_suite(tiny_data, 10)
     batched = rollout.rollout(model, lay, tiny_params.env, 6, 1.0)
     single = [
@@ -199,7 +199,7 @@ def test_expert_targets_label_states_with_the_plans_action(tiny_data, tiny_param
     valid = batch["valid"]
     assert (batch["expert_actions"][valid] != batch["actions"][valid]).any()
     torch.manual_seed(0)
-    model = DecisionTransformer(ModelConfig.from_params(tiny_params, "rope")).eval()
+    model = DecisionTransformer(tiny_params.model_config("rope")).eval()
     with torch.no_grad():
         logits = model(
             batch["rtg"], model.encode_states(batch["states"]), batch["actions"], batch["timesteps"]

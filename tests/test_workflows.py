@@ -121,15 +121,22 @@ def imported(module: str, name: str) -> str:
     return sub if module_file(sub).exists() else module
 
 
+def torch_steps(cli: ast.Module) -> set[str]:
+    """The cli functions in `_TORCH_STEPS`: main pins and checks the numerics they compute with."""
+    for node in cli.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_TORCH_STEPS":
+            return {e.id for e in node.value.elts}
+    raise AssertionError("dtpe/cli.py has no _TORCH_STEPS")
+
+
 def step_imports(step: str) -> set:
     """The dtpe modules `dtpe <step>` imports: those its cli function (and the cli helpers it
     calls) import, and theirs, transitively, by reading the source."""
-    cli = {
-        f.name: f
-        for f in ast.parse((SRC / "dtpe/cli.py").read_text()).body
-        if isinstance(f, ast.FunctionDef)
-    }
+    tree = ast.parse((SRC / "dtpe/cli.py").read_text())
+    cli = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     todo, seen_funcs, modules = [f"cmd_{step}"], set(), {"dtpe.cli", "dtpe.params"}
+    if f"cmd_{step}" in torch_steps(tree):
+        modules.add("dtpe.numerics")  # main pins and checks the kernels of these steps
     while todo:
         func = todo.pop()
         seen_funcs.add(func)
@@ -152,6 +159,13 @@ def step_imports(step: str) -> set:
             elif isinstance(node, ast.Import):
                 todo += [a.name for a in node.names if a.name.startswith("dtpe")]
     return {str(module_file(m).relative_to(ROOT)) for m in found if module_file(m).exists()}
+
+
+def test_the_numerics_are_a_dependency_of_every_step_that_runs_a_model():
+    """Editing numerics.py changes what every model computes: both tools plan those steps again."""
+    for step in ("train", "evaluate", "attention", "explore"):
+        assert "src/dtpe/numerics.py" in step_imports(step), step
+    assert "src/dtpe/numerics.py" not in step_imports("data")
 
 
 def test_deps_cover_every_imported_module():

@@ -91,11 +91,11 @@ def _load_model(args, params):
     import torch
 
     from dtpe.model import checkpoint
-    from dtpe.model.transformer import ModelConfig, device
+    from dtpe.model.transformer import device
 
     _check_variant(args.variant, params)
     torch.set_num_threads(args.threads)
-    return checkpoint.load(args.model, ModelConfig.from_params(params, args.variant), device())
+    return checkpoint.load(args.model, params.model_config(args.variant), device())
 
 
 def cmd_evaluate(args, params):

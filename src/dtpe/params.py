@@ -10,12 +10,14 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import yaml
+
+from dtpe.model.config import Model, ModelConfig
 
 
 class ParamsError(ValueError):
@@ -66,31 +68,6 @@ class Data:
     """layouts per evaluation suite"""
     suite_seed: int
     """seed of the evaluation suites"""
-
-
-@dataclass(frozen=True)
-class Model:
-    d_model: int
-    n_heads: int
-    n_layers: int
-    ffn_mult: int
-    """FFN hidden = ffn_mult * d_model"""
-    dropout: float
-    """on the embeddings, the attention output and the feed-forward output"""
-    attention_dropout: float
-    """on the attention weights; 0 lets the attention run as one fused kernel on the CPU"""
-    context: int
-    """K, the training context in timesteps (3K tokens)"""
-    state_encoder: str
-    """name from the state-encoder registry"""
-    item_dim: int
-    """embedding size of the grid's item codes"""
-    encoder_filters: int
-    """filters of each conv layer of the state encoder"""
-    view_radius: int
-    """cells the egocentric view reaches from the agent in each direction (cnn_ego)"""
-    rtg_scale: float
-    """RTG is divided by this before its projection"""
 
 
 @dataclass(frozen=True)
@@ -187,6 +164,15 @@ class Params:
     explorer: Explorer
     stats: Stats
     compute: Compute
+
+    def model_config(self, variant: str) -> ModelConfig:
+        """The config of variant `variant`'s model: the `model` group and the options of the
+        variant's encodings."""
+        from dtpe.model.catalog import options_of
+
+        return ModelConfig(
+            **asdict(self.model), variant=variant, options=options_of(variant, self.encodings)
+        )
 
 
 def schema() -> dict:

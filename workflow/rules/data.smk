@@ -3,7 +3,7 @@
 rule validate:
     input:
         PARAMS_FILES,
-        code=code("cli", "params", "atomic", "model/encodings", "model/state_encoders", "model/catalog", "world/maze"),
+        code=code("cli", "params", "atomic", "model/encodings", "model/state_encoders", "model/catalog", "model/config", "world/maze"),
         schema=repo("src/dtpe/params.schema.yaml"),
     output:
         "results/params.json",

@@ -4,7 +4,7 @@ rule evaluate:
     input:
         "data",
         model="models/{variant}_s{seed}",
-        code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/catalog", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
+        code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
                   "model/state_encoders", "world/maze", "atomic"),
         encodings=variant_code,
     output:

@@ -1,7 +1,7 @@
 rule train:
     input:
         "data",
-        code=code("cli", "params", "steps/train", "model/transformer", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
+        code=code("cli", "params", "steps/train", "model/transformer", "model/config", "numerics", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
                   "model/state_encoders", "world/maze", "atomic"),
         encodings=variant_code,
     output:

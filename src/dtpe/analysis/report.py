@@ -18,6 +18,7 @@ import pandas as pd
 from dtpe import atomic, names
 from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING, UNRESOLVED
 from dtpe.analysis.tables import grid_label, mean_std, p_value, seeds, with_interval
+from dtpe.model import catalog
 from dtpe.numerics import EVERY_CPU, THIS_MACHINE
 from dtpe.params import chain, load
 
@@ -357,7 +358,7 @@ def context_text(context: pd.DataFrame) -> str:
 
 def confound_text(variants: list[str]) -> str:
     """t and k coincide in training; say which of this run's models cannot separate them."""
-    sinusoidal_t = [e for e in variants if "-t_" not in e]
+    sinusoidal_t = [e for e in variants if catalog.variant(e).t == catalog.DEFAULT_T]
     text = (
         "A confound: training episodes are shorter than the context window, so the global "
         "timestep t equals the in-window index k on almost every training token."
@@ -366,12 +367,12 @@ def confound_text(variants: list[str]) -> str:
         return text + (
             f" In {', '.join(sinusoidal_t)} the timestep t is encoded with the sinusoid that the "
             "sinusoidal k encoding also uses, so what these models take from k is not separated "
-            "from what they take from t. The family run (variants named `<k>-t_<t>`, "
-            "with t as its own axis) separates them."
+            "from what they take from t. The family run (variants with another t, "
+            "`<k>-t_<t>`) separates them."
         )
     return text + (
-        " Every model of this run names its t encoding (`<k>-t_<t>`): compare models with the "
-        "same k and different t to separate the two."
+        " No model of this run encodes t with the sinusoid: compare models with the same k "
+        "and different t to separate the two."
     )
 
 

@@ -12,7 +12,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from dtpe import atomic
-from dtpe.model.transformer import DecisionTransformer, ModelConfig
+from dtpe.model.config import ModelConfig
+from dtpe.model.transformer import DecisionTransformer
 
 FORMAT = "dtpe-decision-transformer-1"
 

@@ -12,33 +12,19 @@ so no padding mask is needed.
 from __future__ import annotations
 
 import math
-from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dtpe import params
 from dtpe.model import encodings, state_encoders
-from dtpe.model.catalog import options_of
+from dtpe.model.config import ModelConfig
+from dtpe.model.encodings.base import Attending, Span
 from dtpe.world.maze import N_ACTIONS
 
 TOKENS_PER_STEP = 3
-
-
-@dataclass(frozen=True)
-class ModelConfig(params.Model):
-    """The `model` params (one definition: params.Model) and the variant they build."""
-
-    variant: str
-    """`<k>` or `<k>-t_<t>` (catalog.variant reads it)"""
-    options: dict
-    """per axis, the options of the variant's encoding on that axis (params `encodings`)"""
-
-    @classmethod
-    def from_params(cls, p: params.Params, variant: str) -> "ModelConfig":
-        return cls(**asdict(p.model), variant=variant, options=options_of(variant, p.encodings))
 
 
 class SelfAttention(nn.Module):
@@ -51,8 +37,8 @@ class SelfAttention(nn.Module):
     def forward(
         self,
         x,
-        positions,
-        encoding,
+        layer: int,
+        attending: Attending,
         need_weights=False,
         cache: "LayerCache | None" = None,
         keep: slice | None = None,
@@ -63,39 +49,50 @@ class SelfAttention(nn.Module):
         q, k, v = (
             self.qkv(x).view(b, t, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
         )  # (B, H, T, dh) each
-        q, k = encoding.rotate(q, k, positions)
-        key_positions = positions
+        q, k = attending.rotate(q, k)
         if cache is not None:
             k, v = cache.extend(k, v)
-            key_positions = cache.key_positions()
         total = k.shape[2]
         at = torch.arange(
             total - t, total, device=x.device
         )  # the queries' places among the keys (cached first)
-        query_positions = positions
         if keep is not None:
-            q, at, query_positions = q[:, :, keep], at[keep], positions[keep]
-        bias = encoding.bias(query_positions, key_positions)  # (H, queries, total) or None
+            q, at, attending = q[:, :, keep], at[keep], attending.keep(keep)
+        bias = attending.score(q, layer)  # broadcastable to (B, H, queries, total), or None
+        scale = attending.scale  # None: SDPA's and the weights path's 1/sqrt(dh)
         weights = None
         dropout = self.dropout if self.training else 0.0
-        if len(at) == total and not need_weights and bias is None:
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout)
+        explicit = need_weights or attending.needs_weights
+        if len(at) == total and not explicit and bias is None:
+            out = F.scaled_dot_product_attention(
+                q, k, v, is_causal=True, dropout_p=dropout, scale=scale
+            )
         else:
             causal = at[:, None] >= torch.arange(total, device=x.device)  # (queries, total)
-            if need_weights:
-                scores = (q @ k.transpose(-1, -2)) / math.sqrt(
-                    q.shape[-1]
-                )  # (B, H, queries, total)
+            if explicit:
+                scores = q @ k.transpose(-1, -2)  # (B, H, queries, total)
+                scores = scores / math.sqrt(q.shape[-1]) if scale is None else scores * scale
                 if bias is not None:
                     scores = scores.float() + bias
                 weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
-                out = weights.to(v.dtype) @ v
+                added = attending.after_softmax(layer)
+                if added is not None:
+                    weights = weights + added.masked_fill(~causal, 0.0)
+                mixed = F.dropout(weights, dropout) if dropout else weights
+                out = mixed.to(v.dtype) @ v
+                extra = attending.value_term(mixed, layer)
+                if extra is not None:
+                    out = out + extra.to(out.dtype)
             elif bias is None:
-                out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal, dropout_p=dropout)
+                out = F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=causal, dropout_p=dropout, scale=scale
+                )
             else:
                 # SDPA adds a float mask to the scaled scores: the bias, -inf where causal hides
                 mask = bias.to(q.dtype).masked_fill(~causal, float("-inf"))
-                out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+                out = F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=mask, dropout_p=dropout, scale=scale
+                )
         return self.proj(out.transpose(1, 2).reshape(b, len(at), d)), weights
 
 
@@ -115,9 +112,9 @@ class Block(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(
-        self, x, positions, encoding, need_weights=False, cache=None, keep: slice | None = None
+        self, x, layer, attending, need_weights=False, cache=None, keep: slice | None = None
     ):
-        a, weights = self.attn(self.ln1(x), positions, encoding, need_weights, cache, keep)
+        a, weights = self.attn(self.ln1(x), layer, attending, need_weights, cache, keep)
         x = (x if keep is None else x[:, keep]) + self.drop(a)
         return x + self.ffn(self.ln2(x)), weights
 
@@ -130,6 +127,10 @@ class DecisionTransformer(nn.Module):
         self.k_encoding = encodings.create("k", variant.k, cfg)
         """the k encoding (evaluation checks it can reach a context)"""
         self.t_encoding = encodings.create("t", variant.t, cfg)
+        if self.k_encoding.scale is not None and self.t_encoding.scale is not None:
+            raise ValueError(
+                f"variant {cfg.variant!r}: both encodings set the logits' scale; one may"
+            )
         self.state_encoder = state_encoders.create(cfg)
         self.rtg = nn.Linear(1, cfg.d_model)
         self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
@@ -142,19 +143,26 @@ class DecisionTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, N_ACTIONS)
 
-    def for_context(self, context: int, scaling: str = "none") -> None:
-        """Prepares the k encoding for windows of `context` timesteps with the inference-time
-        `scaling` ("none", or one of rope's and xpos's: at the training context they are
-        unchanged); raises NotApplicable where the k encoding has no such scaling. The context
-        bounds k only: t encodings have no scaling."""
-        self.k_encoding.for_context(context, scaling)
+    @contextmanager
+    def at_context(self, context: int, scaling: str = "none") -> Iterator[None]:
+        """Within the block the k encoding serves windows of `context` timesteps with the
+        inference-time `scaling` ("none", or one of rope's and xpos's: at the training context
+        they are unchanged); after it, however it ends, the trained encoding again. Raises
+        NotApplicable on entry where the k encoding has no such scaling or cannot index that
+        far. The context bounds k only: t encodings have no scaling."""
+        try:
+            self.k_encoding.for_context(context, scaling)
+            self.k_encoding.check(torch.tensor([context - 1]))
+            yield
+        finally:
+            self.k_encoding.for_context(self.cfg.context)
 
     def encode_states(self, states: torch.Tensor) -> torch.Tensor:
         """(..., N, N) grids -> (..., D); evaluation encodes each state once and keeps it."""
         return self.state_encoder(states)
 
     def embed(self, rtg, state_emb, actions, timesteps, k_offset: int = 0):
-        """The window's tokens (B, 3T, D) with their positions k (3T,)."""
+        """The window's tokens (B, 3T, D) with their positions: k (3T,) and t (B, 3T)."""
         b, t, d = state_emb.shape
         self.k_encoding.check(torch.tensor([k_offset + t - 1]))
         tokens = self.embed_ln(
@@ -168,7 +176,13 @@ class DecisionTransformer(nn.Module):
         positions = (torch.arange(t, device=x.device) + k_offset).repeat_interleave(
             TOKENS_PER_STEP
         )  # (3T,)
-        return self.drop(self.k_encoding.add_to_input(x, positions)), positions
+        x = self.drop(self.k_encoding.add_to_input(x, positions))
+        return x, positions, timesteps.repeat_interleave(TOKENS_PER_STEP, 1)
+
+    def attending(self, k_queries, k_keys, t_queries, t_keys) -> Attending:
+        return Attending(
+            self.k_encoding, Span(k_queries, k_keys), self.t_encoding, Span(t_queries, t_keys)
+        )
 
     def forward(
         self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False
@@ -176,15 +190,20 @@ class DecisionTransformer(nn.Module):
         """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
         Returns action logits (B, T, 4), read at each state token, and, if asked, the final
         layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
-        x, positions = self.embed(rtg, state_emb, actions, timesteps, k_offset)
+        x, positions, times = self.embed(rtg, state_emb, actions, timesteps, k_offset)
+        attending = self.attending(positions, positions, times, times)
         states = slice(1, None, TOKENS_PER_STEP)
         *inner, last = self.blocks
-        for block in inner:
-            x, _ = block(x, positions, self.k_encoding)
+        for i, block in enumerate(inner):
+            x, _ = block(x, i, attending)
         # The last layer's RTG and action tokens feed no later layer and no logit: it runs the
         # state tokens' queries alone, unless its whole attention map is asked for.
         x, weights = last(
-            x, positions, self.k_encoding, need_attention, keep=None if need_attention else states
+            x,
+            len(inner),
+            attending,
+            need_attention,
+            keep=None if need_attention else states,
         )
         logits = self.head(
             self.ln_f(x[:, states] if need_attention else x)
@@ -199,20 +218,23 @@ class DecisionTransformer(nn.Module):
         first = (
             0 if cache is None else cache.tokens // TOKENS_PER_STEP
         )  # first timestep not wholly cached
-        x, positions = self.embed(
+        x, positions, times = self.embed(
             rtg[:, first:], state_emb[:, first:], actions[:, first:], timesteps[:, first:], first
         )
         skip = 0 if cache is None else cache.tokens - TOKENS_PER_STEP * first
-        x, positions = x[:, skip:-1], positions[skip:-1]
+        x, positions, times = x[:, skip:-1], positions[skip:-1], times[:, skip:-1]
         new_tokens = x.shape[1]
-        if cache is not None:
-            cache.place(positions)
+        if cache is None:
+            attending = self.attending(positions, positions, times, times)
+        else:
+            cache.place(positions, times)
+            attending = self.attending(positions, cache.positions, times, cache.key_times())
         # The last layer's other tokens feed no later layer: only their keys and values count.
         for i, block in enumerate(self.blocks):
             x, _ = block(
                 x,
-                positions,
-                self.k_encoding,
+                i,
+                attending,
                 cache=None if cache is None else cache.layer(i),
                 keep=slice(-1, None) if i == len(self.blocks) - 1 else None,
             )
@@ -233,11 +255,21 @@ class KVCache:
         self.positions: torch.Tensor | None = None
         """k of every token run so far and of the ones being run (an attention bias needs the
         keys' positions), shared by the rows"""
+        self.times: torch.Tensor | None = None
+        """t of the same tokens, per row of the batch (batch, max_tokens)"""
 
-    def place(self, positions: torch.Tensor) -> None:
-        """Records the k of the tokens about to run after the `tokens` cached ones."""
+    def place(self, positions: torch.Tensor, times: torch.Tensor) -> None:
+        """Records k (new,) and t (rows, new) of the tokens about to run after the `tokens`
+        cached ones."""
         kept = self.positions[: self.tokens] if self.positions is not None else positions[:0]
         self.positions = torch.cat([kept, positions])
+        if self.times is None:
+            self.times = times.new_zeros(self.batch, self.max_tokens)
+        self.times[self.rows, self.tokens : self.tokens + times.shape[1]] = times
+
+    def key_times(self) -> torch.Tensor:
+        """t (rows, keys) of every key `extend` returns, the tokens being run included."""
+        return self.times[self.rows, : len(self.positions)]
 
     def layer(self, i: int) -> "LayerCache":
         return LayerCache(self, i)
@@ -260,10 +292,6 @@ class LayerCache:
         c.keys[i][c.rows, :, c.tokens : end] = k
         c.values[i][c.rows, :, c.tokens : end] = v
         return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
-
-    def key_positions(self) -> torch.Tensor:
-        """k of every key `extend` returned."""
-        return self.cache.positions
 
 
 def device() -> torch.device:

@@ -6,9 +6,10 @@ A failed episode counts the steps it took, i.e. the cap."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import numpy as np
 import pandas as pd
-import torch
 
 from dtpe.model.encodings import NotApplicable
 from dtpe.steps import dataset, rollout
@@ -103,52 +104,53 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
     """unscaled rows by context, the sources rows are taken over from"""
     for context in sorted(c for c in params.evaluate.contexts if c != train_context):
         for scaling in params.evaluate.rope_scaling:
-            try:
-                model.for_context(context, scaling)
-                model.k_encoding.check(torch.tensor([context - 1]))
-            except NotApplicable:
-                if scaling != NO_SCALING:
-                    continue  # the k encoding has no such scaling: no rows, not N/A rows
-                frames.append(
-                    grid.assign(
-                        context=context, success=np.nan, steps=np.nan, applicable=False
-                    ).assign(rope_scaling=scaling)
-                )
-                continue
-            source = max((c for c in played_at if c <= context), default=train_context)
-            at_context = []
-            for size in params.data.suite_sizes:
-                played = grid[grid.grid_size == size]
-                lay, optimal_steps = dataset.load_suite(data_dir, size)
-                if not np.array_equal(played.layout_id, lay.ids):
-                    raise ValueError(f"the grid sweep's {size}x{size} rows are not this suite's")
-                if scaling == NO_SCALING:
-                    played = played_at[source][played_at[source].grid_size == size]
-                replay = (
-                    np.ones(len(lay), bool)
-                    if scaling != NO_SCALING
-                    else played.steps.to_numpy() > min(context, source)
-                )
-                rows = played.assign(context=context)
-                if replay.any():
-                    again = suite_rows(
-                        model,
-                        lay.subset(replay),
-                        optimal_steps[replay],
-                        params.env,
-                        context,
-                        params,
-                        variant,
-                        seed,
+            with ExitStack() as scaled:
+                try:
+                    scaled.enter_context(model.at_context(context, scaling))
+                except NotApplicable:
+                    if scaling != NO_SCALING:
+                        continue  # the k encoding has no such scaling: no rows, not N/A rows
+                    frames.append(
+                        grid.assign(
+                            context=context, success=np.nan, steps=np.nan, applicable=False
+                        ).assign(rope_scaling=scaling)
                     )
-                    rows.loc[rows.index[replay], ["success", "steps", "applicable"]] = again[
-                        ["success", "steps", "applicable"]
-                    ].to_numpy()
-                at_context.append(rows)
-            if scaling == NO_SCALING:
-                played_at[context] = pd.concat(at_context)
-            frames.extend(rows.assign(rope_scaling=scaling) for rows in at_context)
-            model.for_context(train_context)
+                    continue
+                source = max((c for c in played_at if c <= context), default=train_context)
+                at_context = []
+                for size in params.data.suite_sizes:
+                    played = grid[grid.grid_size == size]
+                    lay, optimal_steps = dataset.load_suite(data_dir, size)
+                    if not np.array_equal(played.layout_id, lay.ids):
+                        raise ValueError(
+                            f"the grid sweep's {size}x{size} rows are not this suite's"
+                        )
+                    if scaling == NO_SCALING:
+                        played = played_at[source][played_at[source].grid_size == size]
+                    replay = (
+                        np.ones(len(lay), bool)
+                        if scaling != NO_SCALING
+                        else played.steps.to_numpy() > min(context, source)
+                    )
+                    rows = played.assign(context=context)
+                    if replay.any():
+                        again = suite_rows(
+                            model,
+                            lay.subset(replay),
+                            optimal_steps[replay],
+                            params.env,
+                            context,
+                            params,
+                            variant,
+                            seed,
+                        )
+                        rows.loc[rows.index[replay], ["success", "steps", "applicable"]] = again[
+                            ["success", "steps", "applicable"]
+                        ].to_numpy()
+                    at_context.append(rows)
+                if scaling == NO_SCALING:
+                    played_at[context] = pd.concat(at_context)
+                frames.extend(rows.assign(rope_scaling=scaling) for rows in at_context)
     if not frames:
         return pd.DataFrame(columns=COLUMNS + ["rope_scaling"])
     return pd.concat(frames, ignore_index=True)[COLUMNS + ["rope_scaling"]]

@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from dtpe import atomic
 from dtpe.model import checkpoint
-from dtpe.model.transformer import DecisionTransformer, ModelConfig, autocast, device
+from dtpe.model.transformer import DecisionTransformer, autocast, device
 from dtpe.steps import dataset, rollout
 
 
@@ -126,7 +126,7 @@ def run_key(params, variant: str, seed: int, data_dir: Path) -> str:
     h = hashlib.sha256(
         json.dumps(
             [
-                asdict(ModelConfig.from_params(params, variant)),
+                asdict(params.model_config(variant)),
                 asdict(params.train),
                 asdict(params.env),
                 seed,
@@ -163,7 +163,7 @@ def train(
     val_layouts = val_layouts.subset(slice(0, tp.val_layouts))
 
     torch.manual_seed(seed)
-    model = DecisionTransformer(ModelConfig.from_params(params, variant)).to(dev)
+    model = DecisionTransformer(params.model_config(variant)).to(dev)
     # fused: one kernel for every parameter's update, a third of the unfused step's time at this
     # size (bench/train.py); the same update up to float order
     opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay, fused=True)

@@ -14,7 +14,16 @@ import sys
 from pathlib import Path
 
 from dtpe.model.catalog import AXES, DEFAULT_T, Variant, variant
-from dtpe.model.encodings.base import REGISTRY, Encoding, NotApplicable, create, register
+from dtpe.model.encodings.base import (
+    REGISTRY,
+    Attending,
+    Encoding,
+    NotApplicable,
+    PositionBias,
+    Span,
+    create,
+    register,
+)
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
@@ -72,8 +81,11 @@ __all__ = [
     "AXES",
     "DEFAULT_T",
     "REGISTRY",
+    "Attending",
     "Encoding",
     "NotApplicable",
+    "PositionBias",
+    "Span",
     "Variant",
     "create",
     "register",

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from dtpe.model.encodings.base import Encoding, register
+from dtpe.model.encodings.base import PositionBias, register
 
 
 def alibi_slopes(heads: int) -> torch.Tensor:
@@ -28,7 +28,7 @@ def alibi_slopes(heads: int) -> torch.Tensor:
 
 
 @register("k", "alibi", "x-transformers 2.31 AlibiPositionalBias (slopes and bias)")
-class ALiBi(Encoding):
+class ALiBi(PositionBias):
     def __init__(self, cfg):
         super().__init__(cfg)
         self.register_buffer("slopes", alibi_slopes(cfg.n_heads), persistent=False)

@@ -3,12 +3,26 @@ name is read by dtpe.model.catalog.
 
 A model has two positions per token: k, the index of its timestep inside the context window
 (0..T-1, shared by the step's three tokens), and t, the global episode timestep. Each axis has
-its own registry; an encoding plugs into the transformer through three narrow hooks, as in
-x-transformers: add to the token embeddings, rotate q/k, add a bias to the attention logits
-(a t encoding through the first alone). The model calls the hooks and never branches on names.
+its own registry. An encoding plugs into the transformer through hooks, as in x-transformers
+(what is shared by the layers is computed once per forward pass and handed to every layer):
+
+    add_to_input   the token embeddings                      sinusoids, tables, tAPE
+    rotate         q and k of the tokens being run (k only)  RoPE, xPos
+    prepare        once per forward: what the layers share    FIRE's bias, TUPE's positional term
+    scale          the logits' scale instead of 1/sqrt(dh)    TUPE, eRPE
+    score          a term added to the scaled logits, may     ALiBi, T5, Kerple (positions
+                   read the queries, per layer                only); Shaw, T-PE (the queries)
+    after_softmax  a term added to the attention weights      eRPE
+    value_term     a term added to each query's output        Shaw
+
+The model calls every hook of both encodings (`rotate` of the k encoding alone: a t encoding's
+positions differ between the rows of a batch) and never branches on names. Attention runs one
+fused kernel unless an encoding adds after the softmax or to the values.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -51,14 +65,29 @@ def create(axis: str, name: str, cfg) -> "Encoding":
     return REGISTRY[axis][name](cfg)
 
 
-class Encoding(nn.Module):
-    """Hooks into the transformer; each encoding overrides the ones it uses.
+@dataclass(frozen=True)
+class Span:
+    """The positions one attention layer sees on one axis: k as (Tq,) and (Tk,), shared by the
+    rows of a batch; t as (B, Tq) and (B, Tk)."""
 
-    A k encoding gets its positions as (T_tokens,) in every hook (the same k in every row of
-    a batch). A t encoding gets (B, T, 1) in `add_to_input`, against tokens (B, T, 3, D) (one t
-    per timestep, shared by its three tokens); the model calls no attention hook of a t
-    encoding, since t differs between the rows of a batch.
-    """
+    queries: torch.Tensor
+    keys: torch.Tensor
+    """every key the queries attend to, cached ones first"""
+    shared: object = None
+    """what the encoding's `prepare` computed for the whole forward pass, over all its queries"""
+    rows: slice | None = None
+    """the forward pass's queries this layer runs (the last layer runs the state tokens alone)"""
+
+    def take(self, prepared: torch.Tensor) -> torch.Tensor:
+        """The rows of this layer's queries in a prepared (..., Tq, Tk) tensor."""
+        return prepared if self.rows is None else prepared[..., self.rows, :]
+
+
+class Encoding(nn.Module):
+    """Hooks into the transformer; each encoding overrides the ones it uses (base.py's docstring
+    lists them). Positions are k (T_tokens,) in `add_to_input` and `rotate` of a k encoding; a
+    t encoding gets (B, T, 1) in `add_to_input`, against tokens (B, T, 3, D) (one t per
+    timestep, shared by its three tokens). The attention hooks get a `Span` of their axis."""
 
     name = "base"
     axis = ""
@@ -72,6 +101,8 @@ class Encoding(nn.Module):
     dtpe.model.catalog reads it there without importing the module."""
     max_position: int | None = None
     """largest position the encoding can represent, None if unbounded"""
+    scale: float | None = None
+    """the logits' scale; None is 1/sqrt(head width)"""
 
     def __init__(self, cfg):
         super().__init__()
@@ -100,7 +131,84 @@ class Encoding(nn.Module):
         """q, k (B, H, T, dh) of the same tokens -> q, k, before the scores are taken."""
         return q, k
 
-    def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor | None:
-        """A bias broadcastable to the logits (B, H, Tq, Tk), added after the 1/sqrt(dh)
-        scaling; None adds nothing (and keeps attention on its fused causal path)."""
+    def prepare(self, span: Span) -> object:
+        """Once per forward pass, over all its queries: what every layer's hooks share (as
+        `span.shared`). None prepares nothing."""
         return None
+
+    def score(self, q: torch.Tensor, span: Span, layer: int) -> torch.Tensor | None:
+        """A term broadcastable to the logits (B, H, Tq, Tk), added after they are scaled, from
+        layer `layer`'s queries q (B, H, Tq, dh); None adds nothing (and keeps attention on its
+        fused causal path)."""
+        return None
+
+    def after_softmax(self, span: Span, layer: int) -> torch.Tensor | None:
+        """A term broadcastable to the attention weights (B, H, Tq, Tk), added to them (where
+        the causal mask lets a query see) without renormalising; None adds nothing."""
+        return None
+
+    def value_term(self, weights: torch.Tensor, span: Span, layer: int) -> torch.Tensor | None:
+        """From the attention weights (B, H, Tq, Tk), a term added to each query's output
+        (B, H, Tq, dh); None adds nothing."""
+        return None
+
+    @classmethod
+    def needs_weights(cls) -> bool:
+        """Whether attention must form its weights (no fused kernel adds after the softmax)."""
+        return cls.after_softmax is not Encoding.after_softmax or (
+            cls.value_term is not Encoding.value_term
+        )
+
+
+class Attending:
+    """One forward pass's encodings with their spans, handed to every attention layer: it calls
+    each hook of both encodings and combines their terms."""
+
+    def __init__(self, k: Encoding, k_span: Span, t: Encoding, t_span: Span, prepare=True):
+        if prepare:
+            k_span = replace(k_span, shared=k.prepare(k_span))
+            t_span = replace(t_span, shared=t.prepare(t_span))
+        self.k, self.k_span, self.t, self.t_span = k, k_span, t, t_span
+        self.pairs = ((k, k_span), (t, t_span))
+        self.scale = k.scale if k.scale is not None else t.scale
+        self.needs_weights = k.needs_weights() or t.needs_weights()
+
+    def keep(self, rows: slice) -> "Attending":
+        """The same pass for the queries `rows` alone (keys unchanged)."""
+        k_span = replace(self.k_span, queries=self.k_span.queries[rows], rows=rows)
+        t_span = replace(self.t_span, queries=self.t_span.queries[:, rows], rows=rows)
+        return Attending(self.k, k_span, self.t, t_span, prepare=False)
+
+    def rotate(self, q, k):
+        return self.k.rotate(q, k, self.k_span.queries)
+
+    @staticmethod
+    def _sum(terms):
+        terms = [t for t in terms if t is not None]
+        if not terms:
+            return None
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    def score(self, q, layer):
+        return self._sum(enc.score(q, span, layer) for enc, span in self.pairs)
+
+    def after_softmax(self, layer):
+        return self._sum(enc.after_softmax(span, layer) for enc, span in self.pairs)
+
+    def value_term(self, weights, layer):
+        return self._sum(enc.value_term(weights, span, layer) for enc, span in self.pairs)
+
+
+class PositionBias(Encoding):
+    """An encoding whose logit term is a function of the query's and key's k alone, computed in
+    each layer (ALiBi, T5, Kerple)."""
+
+    def bias(self, q_positions: torch.Tensor, k_positions: torch.Tensor) -> torch.Tensor:
+        """(Tq,), (Tk,) -> a bias (H, Tq, Tk)."""
+        raise NotImplementedError
+
+    def score(self, q, span, layer):
+        return self.bias(span.queries, span.keys)

@@ -10,11 +10,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dtpe.model.encodings.base import Encoding, register
+from dtpe.model.encodings.base import PositionBias, register
 
 
 @register("k", "kerple", "property: logits invariant to shifting every k")
-class KerpleLog(Encoding):
+class KerpleLog(PositionBias):
     def __init__(self, cfg):
         super().__init__(cfg)
         one = math.log(math.expm1(1.0))  # softplus^-1(1)

@@ -9,7 +9,7 @@ import math
 import torch
 from torch import nn
 
-from dtpe.model.encodings.base import Encoding, register
+from dtpe.model.encodings.base import PositionBias, register
 
 BUCKETS = 32
 """T5's default number of buckets"""
@@ -32,7 +32,7 @@ def relative_bucket(
 
 
 @register("k", "t5", "transformers 5.23 T5Attention._relative_position_bucket")
-class T5(Encoding):
+class T5(PositionBias):
     def __init__(self, cfg):
         super().__init__(cfg)
         self.table = nn.Embedding(BUCKETS, cfg.n_heads)
