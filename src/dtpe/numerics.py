@@ -12,7 +12,8 @@ The portable mode caps each source at a path every such CPU has:
   branch on every vendor.
 
 Each variable is read once, when its library runs its first kernel, so `pin` runs before torch
-is imported (the CLI's `main`, the tests' conftest) and `check` confirms that they took.
+is imported (the CLI's `main`, the tests' conftest) and `check` confirms that they took; it
+refuses a CPU without AVX2 (tests/test_cpus.py runs emulated ones).
 MKL's reproducibility also needs a fixed thread count: the record names it.
 """
 
@@ -28,25 +29,27 @@ PINS = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR":
 MKL_COMPATIBLE = 3  # MKL_CBWR_COMPATIBLE in mkl_cbwr.h
 THIS_MACHINE = "this machine only"
 EVERY_CPU = "every x86-64 CPU with AVX2, at the same thread count and torch build"
+NO_AVX2 = "the CPU lacks AVX2"
 
 
 class NumericsError(RuntimeError):
-    """The portable mode was asked for but its pins did not take effect."""
+    """The portable mode was asked for but its pins did not take effect, or cannot (no AVX2)."""
 
 
-def unserved_reason() -> str | None:
-    """Why this CPU cannot run the portable mode, or None if it can."""
+def unserved_reason(torch=None) -> str | None:
+    """Why this CPU cannot run the portable mode, or None if it can. With torch loaded, AVX2 is
+    asked of the CPU itself (CPUID): under an emulator (qemu-user) /proc/cpuinfo is the host's."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return f"the CPU is {platform.machine()}, not x86-64"
+    if torch is not None:
+        return None if torch.cpu._is_avx2_supported() else NO_AVX2
     cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file() and " avx2" not in cpuinfo.read_text():
-        return "the CPU lacks AVX2"
-    return None
+    return NO_AVX2 if cpuinfo.is_file() and " avx2" not in cpuinfo.read_text() else None
 
 
 def pin(mode: str) -> None:
     """Sets the portable mode's variables for the torch about to load; does nothing in the
-    native mode or on a CPU the mode cannot serve (`check` then warns)."""
+    native mode or on a CPU the mode cannot serve (`check` then warns, or refuses: no AVX2)."""
     if mode != PORTABLE or unserved_reason():
         return
     os.environ.update(PINS)
@@ -54,10 +57,19 @@ def pin(mode: str) -> None:
 
 def check(mode: str, threads: int) -> dict:
     """Confirms, once torch has loaded, that the mode's pins took effect, and returns what the
-    run's metadata records of its numerics. Raises NumericsError naming the pin that failed."""
+    run's metadata records of its numerics. Raises NumericsError naming the pin that failed, or
+    AVX2 where the CPU lacks it."""
     import torch
 
-    reason = unserved_reason()
+    reason = unserved_reason(torch)
+    if mode == PORTABLE and reason == NO_AVX2:
+        # refused, not run as native: these would be other bytes than every AVX2 CPU's, and ATen
+        # takes ATEN_CPU_CAPABILITY=avx2 on trust, so a pinned CPU without AVX2 dies at its first
+        # kernel (SIGILL)
+        raise NumericsError(
+            f"compute.numerics portable: {NO_AVX2}, the least the mode's bytes are made on; "
+            "`compute.numerics: native` runs here, its results reproducing on this machine only"
+        )
     if mode == PORTABLE and reason:
         warnings.warn(
             f"compute.numerics portable: {reason}; the results reproduce on {THIS_MACHINE}",
