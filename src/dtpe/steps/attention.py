@@ -57,7 +57,7 @@ def t_shift_check(model, win, shift: int) -> dict:
     probs, weights = replay(model, win)
     shifted_probs, shifted_weights = replay(model, win, shift)
     n = weights.shape[-1]
-    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    causal = torch.ones(n, n, dtype=torch.bool, device=weights.device).tril()
     diff = (shifted_weights - weights).abs()[..., causal]
     tv = 0.5 * (shifted_probs - probs).abs().sum(-1)  # (B, L)
     return {
@@ -72,7 +72,8 @@ def t_shift_check(model, win, shift: int) -> dict:
 
 
 def analyse(model, params, data_dir, variant: str, seed: int) -> dict:
-    win = episode_windows(params, data_dir)
+    dev = next(model.parameters()).device  # the windows go where the model is (a GPU's)
+    win = {name: x.to(dev) for name, x in episode_windows(params, data_dir).items()}
     _, weights = replay(model, win)
     heatmap = weights.mean((0, 1))  # (3L, 3L)
     n = heatmap.shape[0]

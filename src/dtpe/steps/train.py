@@ -181,7 +181,9 @@ def train(
     rows, first_epoch = [], 1
     key, resume_file = run_key(params, variant, seed, data_dir), Path(resume_dir) / "last.pt"
     if resume_file.is_file():
-        state = torch.load(resume_file, map_location=dev, weights_only=True)
+        # on the CPU: the RNG state and histograms stay there (on a GPU, load_state_dict
+        # moves the weights and the optimizer's state to their parameters)
+        state = torch.load(resume_file, map_location="cpu", weights_only=True)
         if state["key"] == key:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["optimizer"])

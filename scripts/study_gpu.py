@@ -1,0 +1,699 @@
+"""The study's own scale (params-study.yaml) on one GPU in one command (issue 36): the data,
+then learned, sinusoidal and rope trained, evaluated and analysed at the study's seeds first
+(42, 123, 456) and at more seeds while a time budget allows, several models at once; then what
+finished, packed into three small files. Checkpoints are not packed (about 40 MB each):
+`dtpe train` with the same params, variant and seed remakes one.
+
+Every step is the pipeline's own `dtpe` subcommand in its own process, as Snakemake runs it
+(workflow/rules): `dtpe data` and `dtpe check` once, then per model `dtpe train`,
+`dtpe evaluate` and `dtpe attention` (the statistics read the attention files, and they need the
+checkpoint, so they are made here too). The outputs keep the pipeline's layout, so
+results.tar.gz unpacks into a run folder (runs/study/results/...) where `dtpe stats`, `tables`,
+`figures` and `report` run on them.
+
+What --out receives (three files, none in a folder; each well under 16 MiB):
+- results.tar.gz: results/params.json, results/train/<model>/ (metrics.csv, the training curve;
+  numerics.json; positions.json), results/eval/{test,grid,context}/<model>.csv (one row per
+  episode), results/attention/<model>.json: every step that finished;
+- logs.tar.gz: every step's log, also of the steps the budget stopped (a training's log has a
+  line per finished epoch; each log is cut to its last 1 MiB);
+- study.json: the device, the code version, the params, the numerics, the data's summary and
+  md5s (DVC's hash: the data is not packed, `dtpe data` remakes it), the budget, every step's
+  outcome and wall time, GPU use over time, and which models and seeds finished.
+The pack is rewritten after every step that ends and once more at the end: when the budget runs
+out the running steps are stopped and what finished is packed; SIGTERM or SIGINT does the same.
+
+Numerics: the params' `compute.numerics: portable` turns on torch's deterministic algorithms,
+and CUDA has no deterministic backward of AdaptiveAvgPool2d (the study's `cnn` state encoder),
+so on a GPU every training would stop at its first step. `--numerics auto` (the default) runs
+`native` where torch sees a GPU and the params' own mode elsewhere; the overlay that says so is
+in study.json and the results' params.json.
+
+On the GPU machine, in the repository root there (its python3 has CUDA torch; the wheels in
+.whl, carried, add what it lacks: jsonschema and gymnasium with their dependencies), with
+`carry: [".whl"]` and `timeout_s: 600`. .whl (ignored by git: `/.whl/` in .git/info/exclude) is
+made here by `pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation
+cp --platform manylinux_2_17_x86_64 -d .whl` of requirements.lock's jsonschema,
+jsonschema-specifications, referencing, rpds-py, gymnasium and Farama-Notifications (1 MB).
+
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+--target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site || exit; PYTHONUNBUFFERED=1 \
+python3 scripts/study_gpu.py --params params-study.yaml --work /tmp/study --out $OUT \
+--budget-s 530 --jobs 9
+
+(one line, without the backslashes: 282 characters). The budget counts from the first step; the
+checks before it take seconds, stopping the running steps up to 10 s and the pack a few: all
+within the command's 600 s. The same command again on the still-warm machine goes on where the
+first stopped: finished steps in --work are kept, and a stopped training resumes from its last
+epoch (`dtpe train`'s own resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if not (ROOT / "src" / "dtpe").is_dir():
+    raise SystemExit(f"{__file__}: expected the package at {ROOT / 'src' / 'dtpe'}")
+sys.path.insert(0, str(ROOT / "src"))  # the device runs the working tree, not an installed copy
+
+from dtpe import names  # noqa: E402
+from dtpe import params as params_mod  # noqa: E402
+
+# the protocol run's seeds after the study's three (params-protocol.yaml): the runs pair by seed
+MORE_SEEDS = "789,1011,1213,1415,1617,1819,2021"
+MAX_FILE = 16 * 2**20  # what the device returns: at most 8 files of 16 MiB
+LOG_TAIL = 2**20  # bytes of each log kept in the pack
+POLL_S = 1.0
+GPU_SAMPLE_S = 15.0
+PACKED = ("results.tar.gz", "logs.tar.gz", "study.json")
+# exit codes: all done (extra seeds may be cut), a step failed, bad usage, study seeds cut
+OK, FAILED, USAGE, CUT = 0, 1, 2, 3
+
+
+class Clock:
+    """Seconds since the first step and left of the budget; `stop` ends the budget at once."""
+
+    def __init__(self, budget_s: float):
+        self.started = time.monotonic()
+        self.deadline = self.started + budget_s
+        self.hit = False
+
+    def now(self) -> float:
+        return round(time.monotonic() - self.started, 2)
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def stop(self) -> None:
+        self.deadline = min(self.deadline, time.monotonic())
+
+
+@dataclass
+class Step:
+    """One `dtpe` subcommand: its outputs (all present: the step is done; dtpe writes each
+    whole or not at all) and what became of it."""
+
+    name: str
+    argv: list[str]
+    outputs: list[Path]
+    log: Path
+    status: str = "not started"  # running, done, kept (an earlier command's), stopped, failed
+    rc: int | None = None
+    start_s: float | None = None
+    end_s: float | None = None
+
+    def record(self) -> dict:
+        wall = None if self.end_s is None else round(self.end_s - self.start_s, 2)
+        return {
+            "status": self.status,
+            "rc": self.rc,
+            "start_s": self.start_s,
+            "end_s": self.end_s,
+            "wall_s": wall,
+        }
+
+
+@dataclass
+class Model:
+    variant: str
+    seed: int
+    study_seed: bool
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return names.model_name(self.variant, self.seed)
+
+    @property
+    def finished(self) -> bool:
+        return all(s.status in ("done", "kept") for s in self.steps)
+
+    def wall_s(self) -> float | None:
+        """Seconds of this command's run of the whole model, if it ran every step here."""
+        if any(s.status != "done" for s in self.steps):
+            return None
+        return sum(s.end_s - s.start_s for s in self.steps)
+
+
+class Study:
+    """The run: the steps, the processes running them, the pack."""
+
+    def __init__(self, args, overlay: Path, probe: dict):
+        self.args, self.overlay, self.probe = args, overlay, probe
+        self.work, self.out = args.work, args.out
+        self.clock = Clock(args.budget_s)
+        self.lock = threading.Lock()  # the queue and the pack
+        self.gpu_samples: list[dict] = []
+        self.ended = threading.Event()  # every step over: the GPU sampler stops
+        self.signal: int | None = None
+        self.started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.code = code_version()
+        self.setup = [
+            self.step("data", ["--out", self.work / "data"], [self.work / "data"]),
+            self.step(
+                "check",
+                ["--out", self.work / "results" / "params.json"],
+                [self.work / "results" / "params.json"],
+            ),
+        ]
+        self.models = [
+            self.model(variant, seed, seed in args.study_seeds)
+            for seed in args.study_seeds + args.more_seeds
+            for variant in args.variants
+        ]
+        self.queue = list(self.models)
+
+    def step(self, name: str, argv: list, outputs: list[Path], model: str = "") -> Step:
+        log = self.work / "logs" / (f"{name}_{model}.log" if model else f"{name}.log")
+        return Step(
+            name,
+            [sys.executable, "-m", "dtpe", name, "--params", str(self.overlay), *map(str, argv)],
+            outputs,
+            log,
+        )
+
+    def model(self, variant: str, seed: int, study_seed: bool) -> Model:
+        m = Model(variant, seed, study_seed)
+        w, n = self.work, m.name
+        res = w / "results"
+        common = ["--variant", variant, "--seed", seed, "--data", w / "data"]
+        common += ["--threads", self.args.threads]
+        evals = {sweep: res / "eval" / sweep / f"{n}.csv" for sweep in ("test", "grid", "context")}
+        m.steps = [
+            self.step(
+                "train",
+                [*common, "--out", w / "models" / n, "--metrics", res / "train" / n]
+                + ["--resume-dir", w / ".resume" / n],
+                [w / "models" / n, res / "train" / n],
+                n,
+            ),
+            self.step(
+                "evaluate",
+                [*common, "--model", w / "models" / n]
+                + [a for sweep, path in evals.items() for a in (f"--out-{sweep}", path)],
+                list(evals.values()),
+                n,
+            ),
+            self.step(
+                "attention",
+                [*common, "--model", w / "models" / n, "--out", res / "attention" / f"{n}.json"],
+                [res / "attention" / f"{n}.json"],
+                n,
+            ),
+        ]
+        return m
+
+    # ---- running ----
+
+    def run_step(self, step: Step) -> bool:
+        """Runs a step unless its outputs exist; stops it when the budget ends. True if done."""
+        if all(p.exists() for p in step.outputs):
+            step.status = "kept"
+            return True
+        if self.clock.remaining() <= 0:
+            self.clock.hit = True
+            return False
+        step.log.parent.mkdir(parents=True, exist_ok=True)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])
+            ),
+            "PYTHONUNBUFFERED": "1",
+        }
+        with step.log.open("ab") as log:  # a resumed training's log goes on after the first's
+            log.write(f"# {' '.join(step.argv)}\n".encode())
+            log.flush()
+            step.start_s, step.status = self.clock.now(), "running"
+            proc = subprocess.Popen(
+                step.argv,
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stopped with its children
+            )
+            while True:
+                try:
+                    step.rc = proc.wait(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    if self.clock.remaining() <= 0:
+                        self.clock.hit = True
+                        step.rc = stop(proc)
+                        step.status = "stopped"
+                        break
+        step.end_s = self.clock.now()
+        if step.status == "running":
+            step.status = "done" if step.rc == 0 else "failed"
+        wall = step.end_s - step.start_s
+        print(f"{step.end_s:6.0f} s  {step.log.stem} {step.status} ({wall:.0f} s)", flush=True)
+        self.pack()
+        return step.status == "done"
+
+    def next_model(self) -> Model | None:
+        """The next model to run: the study's seeds always; a further seed only while the
+        budget left holds a model's wall time as measured so far in this command. None once a
+        step has failed: a failure is usually every model's (its log says), so no new model
+        starts; the running ones go on."""
+        with self.lock:
+            if not self.queue or any(s.status == "failed" for s in self.all_steps()):
+                return None
+            walls = [w for m in self.models if (w := m.wall_s()) is not None]
+            head = self.queue[0]
+            if head.study_seed or not walls or self.clock.remaining() >= statistics.median(walls):
+                return self.queue.pop(0)
+            return None
+
+    def worker(self) -> None:
+        while (m := self.next_model()) is not None:
+            for step in m.steps:
+                if not self.run_step(step):
+                    break
+
+    def sample_gpu(self) -> None:
+        """GPU use every GPU_SAMPLE_S while the steps run: whether more jobs would fit."""
+        query = "--query-gpu=utilization.gpu,memory.used,memory.total"
+        while self.clock.remaining() > 0 and not self.ended.is_set():
+            try:
+                out = subprocess.run(
+                    ["nvidia-smi", query, "--format=csv,noheader,nounits"],
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                ).stdout.split("\n")[0]
+                util, used, total = (float(v) for v in out.split(","))
+                self.gpu_samples.append(
+                    {
+                        "t_s": self.clock.now(),
+                        "util_pct": util,
+                        "mem_used_mib": used,
+                        "mem_total_mib": total,
+                    }
+                )
+            except (OSError, ValueError, subprocess.SubprocessError):
+                return
+            self.ended.wait(GPU_SAMPLE_S)
+
+    def run(self) -> int:
+        if shutil.which("nvidia-smi"):
+            threading.Thread(target=self.sample_gpu, daemon=True).start()
+        for step in self.setup:
+            if not self.run_step(step):
+                break
+        if all(s.status in ("done", "kept") for s in self.setup):
+            threads = [
+                threading.Thread(target=self.worker, daemon=True) for _ in range(self.args.jobs)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                while t.is_alive():  # a bare join() would hold signals off
+                    t.join(POLL_S)
+        self.ended.set()
+        self.pack(final=True)
+        return self.report()
+
+    def interrupt(self, signum, frame) -> None:
+        print(f"study_gpu: signal {signum}: stopping the steps, packing", flush=True)
+        self.signal = signum
+        self.clock.stop()
+
+    # ---- packing ----
+
+    def manifest(self, final: bool) -> dict:
+        failed = [s for s in self.all_steps() if s.status == "failed"]
+        return {
+            "script": "scripts/study_gpu.py",
+            "argv": sys.argv[1:],
+            "complete": final,
+            "started_utc": self.started_at,
+            "wall_s": self.clock.now(),
+            "budget_s": self.args.budget_s,
+            "budget_hit": self.clock.hit,
+            "stopped_by_signal": self.signal,
+            "jobs": self.args.jobs,
+            "threads_per_job": self.args.threads,
+            "device": self.probe,
+            "gpu_samples": self.gpu_samples,
+            "code": self.code,
+            "params": {
+                "file": str(self.args.params),
+                "overlay": self.overlay.read_text(),
+                "resolved": params_mod.resolve(self.overlay),
+            },
+            "numerics": self.args.numerics_used,
+            "data": json_or_none(self.work / "data" / "summary.json"),
+            # as DVC hashes them: the same data made elsewhere (`dtpe data`) shows it is this
+            "data_md5": md5s(self.work / "data"),
+            "setup": {s.name: s.record() for s in self.setup},
+            "models": {
+                m.name: {
+                    "variant": m.variant,
+                    "seed": m.seed,
+                    "study_seed": m.study_seed,
+                    "finished": m.finished,
+                    "wall_s": m.wall_s(),
+                    **{s.name: s.record() for s in m.steps},
+                }
+                for m in self.models
+            },
+            "finished": [m.name for m in self.models if m.finished],
+            "finished_earlier": [
+                m.name for m in self.models if all(s.status == "kept" for s in m.steps)
+            ],
+            "complete_seeds": [
+                seed
+                for seed in dict.fromkeys(m.seed for m in self.models)
+                if all(m.finished for m in self.models if m.seed == seed)
+            ],
+            "unfinished": [m.name for m in self.models if not m.finished],
+            "failed_steps": [f"{s.name} {s.log.stem}" for s in failed],
+            "checkpoints": "not packed: `dtpe train --params <params> --variant V --seed S` "
+            "remakes one",
+        }
+
+    def all_steps(self) -> list[Step]:
+        return self.setup + [s for m in self.models for s in m.steps]
+
+    def pack(self, final: bool = False) -> None:
+        """results.tar.gz, logs.tar.gz and study.json in --out, each replaced whole."""
+        with self.lock:
+            self.out.mkdir(parents=True, exist_ok=True)
+            write_tar(self.out / PACKED[0], self.work, self.work / "results", None)
+            write_tar(self.out / PACKED[1], self.work, self.work / "logs", LOG_TAIL)
+            replace(self.out / PACKED[2], json.dumps(self.manifest(final), indent=1).encode())
+
+    def report(self) -> int:
+        print(
+            f"\nstudy_gpu: {self.clock.now():.0f} s, budget {self.args.budget_s:.0f} s"
+            f"{' (hit)' if self.clock.hit else ''}; device {self.probe.get('name')}"
+        )
+        for m in self.models:
+            steps = ", ".join(
+                f"{s.name} {s.status}"
+                + (f" {s.end_s - s.start_s:.0f} s" if s.end_s is not None else "")
+                for s in m.steps
+            )
+            print(f"  {m.name:<24} {'finished' if m.finished else 'unfinished':<11} {steps}")
+        for s in self.setup:
+            if s.status not in ("done", "kept"):
+                print(f"  {s.name}: {s.status} (log {s.log})")
+        failed = [s for s in self.all_steps() if s.status == "failed"]
+        if failed:  # the first one's error, where the device's output tail shows it
+            tail = failed[0].log.read_text(errors="replace").splitlines()[-25:]
+            print(f"{len(failed)} steps failed; the end of {failed[0].log.name}:", *tail, sep="\n")
+        sizes = ", ".join(
+            f"{p.name} {p.stat().st_size / 1e6:.2f} MB" for p in map(self.out.joinpath, PACKED)
+        )
+        print(f"packed in {self.out}: {sizes}")
+        over = [p for p in map(self.out.joinpath, PACKED) if p.stat().st_size > MAX_FILE]
+        if over:
+            print(f"study_gpu: over {MAX_FILE >> 20} MiB, will not come back: {over}")
+        if failed or over:
+            return FAILED
+        if not all(m.finished for m in self.models if m.study_seed):
+            return CUT
+        return OK
+
+
+def stop(proc: subprocess.Popen) -> int:
+    """SIGTERM to the step's process group, SIGKILL if it is still there after 10 s."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.wait()
+
+
+def replace(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def write_tar(path: Path, base: Path, folder: Path, tail: int | None) -> None:
+    """The files under `folder` (not dtpe's half-written `.name.*` temporaries), named
+    relative to `base`; with `tail`, each cut to its last `tail` bytes."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for f in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            rel = f.relative_to(base)
+            if not f.is_file() or any(part.startswith(".") for part in rel.parts):
+                continue
+            data = f.read_bytes()
+            if tail is not None and len(data) > tail:
+                data = f"[first {len(data) - tail} bytes cut]\n".encode() + data[-tail:]
+            info = tarfile.TarInfo(rel.as_posix())
+            info.size, info.mtime, info.mode = len(data), int(f.stat().st_mtime), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    replace(path, buf.getvalue())
+
+
+def md5s(folder: Path) -> dict[str, str]:
+    return {
+        f.relative_to(folder).as_posix(): hashlib.md5(f.read_bytes()).hexdigest()
+        for f in sorted(folder.rglob("*"))
+        if f.is_file()
+    }
+
+
+def json_or_none(path: Path):
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def code_version() -> dict:
+    """The git commit (and whether src/ or the params differ from it) where .git is there, and
+    always the sha256 of src/dtpe's files, each as `path NUL bytes` in path order: the device
+    gets the working tree without .git, so the hash is what ties its results to a commit (the
+    same function run in a checkout of that commit gives the same hash)."""
+    h = hashlib.sha256()
+    package = ROOT / "src" / "dtpe"
+    for f in sorted(package.rglob("*")):
+        rel = f.relative_to(package)
+        if f.is_file() and "__pycache__" not in rel.parts and f.suffix != ".pyc":
+            h.update(rel.as_posix().encode() + b"\0" + f.read_bytes())
+    version = {"src_sha256": h.hexdigest(), "git_commit": None, "git_dirty": None}
+    if (ROOT / ".git").exists() and shutil.which("git"):
+        git = ["git", "-C", str(ROOT)]
+        head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
+        if head.returncode == 0:
+            dirty = subprocess.run(
+                [*git, "status", "--porcelain", "--", "src", "params*.yaml"],
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            version.update(git_commit=head.stdout.strip(), git_dirty=bool(dirty))
+    return version
+
+
+PROBE = """
+import json, os, platform, sys, torch
+cuda = torch.cuda.is_available()
+cpu = platform.processor()
+if os.path.exists("/proc/cpuinfo"):
+    found = [l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")]
+    cpu = found[0].strip() if found else cpu
+print(json.dumps({
+    "name": torch.cuda.get_device_name(0) if cuda else "cpu: " + cpu,
+    "cuda": cuda, "gpus": torch.cuda.device_count(), "cuda_version": torch.version.cuda,
+    "torch": torch.__version__, "python": sys.version.split()[0], "cpu": cpu,
+    "cpu_cores": os.cpu_count(), "host": platform.node()}))
+"""
+
+
+def probe_device() -> dict:
+    """The device as the steps' python sees it (a separate process: this one keeps no CUDA
+    context), with nvidia-smi's name, memory and driver where there is one."""
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"study_gpu: the device probe failed:\n{done.stderr[-2000:]}")
+    info = json.loads(done.stdout)
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+        )
+        info["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
+    return info
+
+
+def numerics(args, params_mode: str, cuda: bool) -> dict:
+    """The numerics the steps run: --numerics, `auto` being native on a GPU (see the top)."""
+    if args.numerics == "native" or (args.numerics == "auto" and cuda):
+        if params_mode != "native":
+            why = "torch sees a GPU: the portable mode's deterministic algorithms stop training"
+            return {"mode": "native", "params_mode": params_mode, "why": why}
+    return {"mode": params_mode}
+
+
+def write_overlay(args, cuda: bool) -> Path:
+    """The params the steps read, --work/params.yaml: --params with the numerics this device
+    runs. Refuses a --work folder that an earlier command filled with other params or code."""
+    raw = params_mod.resolve(args.params)
+    args.numerics_used = numerics(args, raw["compute"]["numerics"], cuda)
+    stamp = {
+        "params": raw,
+        "numerics": args.numerics_used["mode"],
+        "src_sha256": code_version()["src_sha256"],
+    }
+    stamp_file = args.work / "stamp.json"
+    if stamp_file.is_file() and json.loads(stamp_file.read_text()) != stamp:
+        raise params_mod.ParamsError(
+            f"--work {args.work} holds a run of other params, numerics or code: remove it or "
+            "pick another folder"
+        )
+    args.work.mkdir(parents=True, exist_ok=True)
+    stamp_file.write_text(json.dumps(stamp, indent=1) + "\n")
+    overlay = args.work / "params.yaml"
+    overlay.write_text(
+        "# written by scripts/study_gpu.py: the params its steps read\n"
+        f"base: {json.dumps(str(args.params))}\n"
+        f"compute:\n  numerics: {args.numerics_used['mode']}\n"
+    )
+    params_mod.load(overlay)  # valid as the steps will read it
+    return overlay
+
+
+def seeds(text: str) -> list[int]:
+    try:
+        return [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of seeds")
+
+
+def positive(kind):
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not > 0")
+        return value
+
+    return parse
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="study_gpu.py",
+        description=__doc__.split("\n\n")[0],
+        epilog="See the module's docstring for the device command.",
+    )
+    p.add_argument(
+        "--params",
+        type=Path,
+        default=Path("params-study.yaml"),
+        help="params file or overlay (default: params-study.yaml)",
+    )
+    p.add_argument(
+        "--out", type=Path, help="folder for the packed files (the device's $OUT); required"
+    )
+    p.add_argument(
+        "--work",
+        type=Path,
+        help="folder for the data, checkpoints, results and logs (kept: a second "
+        "command with the same folder goes on where the first stopped); required",
+    )
+    p.add_argument(
+        "--budget-s",
+        type=positive(float),
+        default=530.0,
+        help="seconds for the steps, from the first; then the running ones are "
+        "stopped and what finished is packed (default: 530, for a 600 s command)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=positive(int),
+        help="models at once on the one GPU (default: the study seeds' models)",
+    )
+    p.add_argument(
+        "--threads",
+        type=positive(int),
+        help="torch threads per job (default: (CPU cores - 1) / jobs, at least 1)",
+    )
+    p.add_argument(
+        "--more-seeds",
+        type=seeds,
+        default=seeds(MORE_SEEDS),
+        help="seeds after the study's, run while the budget allows, "
+        f"comma-separated (default: {MORE_SEEDS}; '' for none)",
+    )
+    p.add_argument(
+        "--numerics",
+        choices=["auto", "params", "native"],
+        default="auto",
+        help="auto (default): native where torch sees a GPU, else the params' own",
+    )
+    p.add_argument(
+        "--code-version",
+        action="store_true",
+        help="print the code version this checkout records, and exit",
+    )
+    return p
+
+
+def main(argv=None) -> int:
+    cli = parser()
+    args = cli.parse_args(argv)
+    if args.code_version:
+        print(json.dumps(code_version(), indent=1))
+        return OK
+    if args.out is None or args.work is None:
+        cli.error("--out and --work are required")
+    args.params, args.work, args.out = (p.resolve() for p in (args.params, args.work, args.out))
+    try:
+        params = params_mod.load(args.params)
+    except params_mod.ParamsError as e:
+        print(f"study_gpu: {e}", file=sys.stderr)
+        return USAGE
+    args.variants, args.study_seeds = list(params.study.variants), list(params.study.seeds)
+    args.more_seeds = [s for s in args.more_seeds if s not in args.study_seeds]
+    args.jobs = args.jobs or len(args.variants) * len(args.study_seeds)
+    args.threads = args.threads or max(1, ((os.cpu_count() or 1) - 1) // args.jobs)
+    if args.out.exists() and any(
+        f.name not in PACKED and not f.name.startswith(".") for f in args.out.iterdir()
+    ):
+        print(f"study_gpu: --out {args.out} holds other files", file=sys.stderr)
+        return USAGE
+    probe = probe_device()
+    try:
+        overlay = write_overlay(args, probe["cuda"])
+    except params_mod.ParamsError as e:
+        print(f"study_gpu: {e}", file=sys.stderr)
+        return USAGE
+    study = Study(args, overlay, probe)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, study.interrupt)
+    print(
+        f"study_gpu: {len(study.models)} models ({', '.join(args.variants)} x seeds "
+        f"{args.study_seeds} then {args.more_seeds} as the budget allows), {args.jobs} at once, "
+        f"{args.threads} threads each, budget {args.budget_s:.0f} s, on {probe['name']}, "
+        f"numerics {args.numerics_used['mode']}",
+        flush=True,
+    )
+    return study.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
