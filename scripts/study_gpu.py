@@ -46,6 +46,11 @@ checks before it take seconds, stopping the running steps up to 10 s and the pac
 within the command's 600 s. The same command again on the still-warm machine goes on where the
 first stopped: finished steps in --work are kept, and a stopped training resumes from its last
 epoch (`dtpe train`'s own resume).
+
+What travels there is the checkout's tracked and untracked-not-ignored files, at most 64 MiB:
+`dvc-store/` (the DVC remote, ~255 MB) is tracked, so before the call untrack and ignore it
+(`git rm -r -q --cached dvc-store && echo /dvc-store/ >> .git/info/exclude`; the tree is then
+~50 MB) and after it undo both (`git reset -q -- dvc-store` and drop the exclude line).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from conftest import ROOT
 
 from dtpe import cli, params
 from dtpe.cluster import train_resources
+from dtpe.model import catalog
 from dtpe.model.encodings import variant
 
 BIN = Path(sys.executable).parent
@@ -58,13 +59,16 @@ def test_power_run_has_ten_seeds_starting_with_the_defaults():
     assert study["seeds"][:first] == default["seeds"][:first]
 
 
-def test_family_run_crosses_k_with_sinusoidal_t_and_t_with_rope():
-    raw = resolved("params-family.yaml")
+def test_family_run_crosses_every_k_with_sinusoidal_t_and_every_t_with_rope():
+    """The family is the whole registry, at the default's first seeds (at least the study's 3)."""
+    raw, default = resolved("params-family.yaml"), resolved("params.yaml")
     pairs = {(v.k, v.t) for v in map(variant, raw["study"]["variants"])}
-    ks = {"learned", "sinusoidal", "rope", "nope", "alibi", "t5", "kerple", "xpos"}
-    ts = {"sinusoidal", "none", "learned", "randomized"}
-    assert pairs == {(k, "sinusoidal") for k in ks} | {("rope", t) for t in ts}
-    assert len(raw["study"]["seeds"]) >= 3
+    registered = catalog.encodings()
+    assert pairs == {(k, "sinusoidal") for k in registered["k"]} | {
+        ("rope", t) for t in registered["t"]
+    }
+    seeds = raw["study"]["seeds"]
+    assert len(seeds) >= 3 and seeds == default["study"]["seeds"][: len(seeds)]
     assert raw["evaluate"]["rope_scaling"] == ["none", "linear", "ntk", "yarn"]
 
 
