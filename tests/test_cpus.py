@@ -94,13 +94,16 @@ def test_an_emulated_cpu_makes_the_committed_bytes(runs, cpu):
     assert {k: emulated[k] for k in OUTPUTS} == {k: host[k] for k in OUTPUTS}
 
 
-@pytest.mark.parametrize("cpu", EMULATED)
-def test_the_native_mode_makes_other_bytes_there(runs, cpu):
-    """The control: without the pins this CPU's kernels differ from the host's, so the test above
-    compares code paths that would have differed."""
-    emulated, host = hashes(runs, cpu, numerics.NATIVE), hashes(runs, HOST, numerics.NATIVE)
-    assert emulated["model"] != host["model"]
-    assert TINY_TRAINING_SHA256 not in (emulated["model"], host["model"])
+def test_the_native_mode_makes_other_bytes_there(runs):
+    """The control: without the pins the two emulated CPUs' kernels differ from each other (MKL
+    and oneDNN choose by vendor and cache sizes), so the test above compares code paths that
+    would have differed; an AVX-512 host differs from both as well. (An AVX2-only host may pick
+    what an emulated AVX2 CPU of its vendor picks: its own hash is no control.)"""
+    emulated = {cpu: hashes(runs, cpu, numerics.NATIVE)["model"] for cpu in EMULATED}
+    assert len(set(emulated.values())) == len(EMULATED), emulated
+    assert TINY_TRAINING_SHA256 not in emulated.values()
+    if " avx512f" in Path("/proc/cpuinfo").read_text():  # the host's own, never emulated here
+        assert hashes(runs, HOST, numerics.NATIVE)["model"] not in emulated.values()
 
 
 def test_a_cpu_without_avx2_is_refused(runs):

@@ -144,6 +144,19 @@ def test_tupe_matches_its_reference(variant):
     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
 
 
+def test_tupe_r_buckets_are_t5s_bidirectional_ones():
+    """Beyond the exact distances too (log-spaced up to 128, then the last bucket)."""
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    from dtpe.model.encodings.tupe import bidirectional_bucket
+
+    relative = torch.arange(-300, 300)[None, :] - torch.arange(0, 5)[:, None]
+    want = T5Attention._relative_position_bucket(
+        relative, bidirectional=True, num_buckets=32, max_distance=128
+    )
+    assert torch.equal(bidirectional_bucket(relative), want)
+
+
 def test_tupe_cannot_index_past_its_table():
     model = make("tupe")
     with pytest.raises(encodings.NotApplicable, match="'tupe' represents k up to 5"):
@@ -199,9 +212,9 @@ def test_what_the_layers_share_is_prepared_once_per_forward_pass(k):
 # --- every new k encoding ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("k", ["shaw", "tuper", "tupe"])
-def test_relative_terms_keep_their_training(k):
-    """Each learns: its parameters get gradients from a training loss."""
+@pytest.mark.parametrize("k", ["shaw", "erpe", "tupe", "tuper", "fire"])
+def test_every_parameter_of_the_new_encodings_learns(k):
+    """Each parameter, of every layer's table too, gets a gradient from a training loss."""
     model = make(k).train()
     rtg, states, actions, timesteps = batch()
     model(rtg, model.encode_states(states), actions, timesteps).sum().backward()
