@@ -101,6 +101,32 @@ def test_the_device_code_and_wall_times_are_recorded(runs):
     assert manifest["data"]["splits"]["train"]["episodes"] > 0
     assert re.fullmatch(r"[0-9a-f]{32}", manifest["data_md5"]["train.safetensors"])
     assert "numerics: portable" in manifest["params"]["overlay"]
+    assert manifest["precision"]["mode"] == "params"  # fp32, the params' own, off a GPU
+    assert "precision" not in manifest["params"]["overlay"]
+    assert manifest["mps"] == {"status": "off"}
+
+
+def test_precision_and_seeds_are_the_commands_to_choose(tmp_path):
+    """bf16 autocast asked for off a GPU too, and a command of its own seeds (a run split by
+    seed): the overlay the steps read says bf16 for training and evaluation, and seed 7 is the
+    one this command must finish (the budget stops it here, during the data)."""
+    raw = tiny_raw()
+    params = tmp_path / "tiny.yaml"
+    params.write_text(yaml.safe_dump(raw))
+    done = study_gpu(
+        "--params", params, "--work", tmp_path / "w", "--out", tmp_path / "o",
+        "--budget-s", 0.5, "--precision", "bf16", "--seeds", 7, "--more-seeds", "",
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]  # study seeds cut
+    manifest, _, _ = packed(tmp_path / "o")
+    assert manifest["precision"]["mode"] == "bf16"
+    assert manifest["precision"]["params_modes"] == {"train": "fp32", "evaluate": "fp32"}
+    overlay = yaml.safe_load(manifest["params"]["overlay"])
+    assert overlay["train"] == {"precision": "bf16"} == overlay["evaluate"]
+    assert manifest["params"]["resolved"]["train"]["precision"] == "bf16"
+    assert sorted(manifest["models"]) == sorted(f"{v}_s7" for v in VARIANTS)
+    assert all(m["study_seed"] for m in manifest["models"].values())
 
 
 def test_a_budget_that_runs_out_still_packs_what_finished(runs):
@@ -125,6 +151,8 @@ def test_a_budget_that_runs_out_still_packs_what_finished(runs):
         (["--jobs", "0"], "--jobs: 0 is not > 0"),
         (["--budget-s", "soon"], "--budget-s"),
         (["--more-seeds", "1,x"], "not a comma-separated list of seeds"),
+        (["--seeds", "x"], "not a comma-separated list of seeds"),
+        (["--precision", "fp16"], "invalid choice: 'fp16'"),
         (["--params", "missing.yaml"], "missing.yaml does not exist"),
     ],
 )
