@@ -25,7 +25,7 @@ SHAPE = dict(
     state_encoder="cnn_coord", item_dim=8, encoder_filters=8, view_radius=2, rtg_scale=1.0,
     t_table=40, t_max_offset=60,  # fields of the model at 86a615c, options of encodings since
 )  # fmt: skip
-ENV = Env(wall_density=0.1, cap_factor=2, step_reward=-0.01, goal_reward=1.0)
+ENV = Env(world="maze", wall_density=0.1, cap_factor=2, step_reward=-0.01, goal_reward=1.0)
 
 
 def build(variant: str) -> DecisionTransformer:

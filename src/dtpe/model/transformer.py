@@ -22,7 +22,7 @@ from torch import nn
 from dtpe.model import encodings, state_encoders
 from dtpe.model.config import ModelConfig
 from dtpe.model.encodings.base import Attending, Span
-from dtpe.world.maze import N_ACTIONS
+from dtpe.world.catalog import vocabulary
 
 TOKENS_PER_STEP = 3
 
@@ -131,9 +131,11 @@ class DecisionTransformer(nn.Module):
             raise ValueError(
                 f"variant {cfg.variant!r}: both encodings set the logits' scale; one may"
             )
+        self.vocabulary = vocabulary(cfg.world)
+        """the world's cell codes and actions"""
         self.state_encoder = state_encoders.create(cfg)
         self.rtg = nn.Linear(1, cfg.d_model)
-        self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
+        self.action = nn.Embedding(self.vocabulary.n_actions, cfg.d_model)
         # Unit-amplitude sinusoids of t (and of k) would drown the small content embeddings
         # and the model would first have to learn to scale them up: normalizing the content
         # first keeps content and position on the same scale from the start.
@@ -141,7 +143,7 @@ class DecisionTransformer(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Linear(cfg.d_model, N_ACTIONS)
+        self.head = nn.Linear(cfg.d_model, self.vocabulary.n_actions)
 
     @contextmanager
     def at_context(self, context: int, scaling: str = "none") -> Iterator[None]:

@@ -1,0 +1,14 @@
+"""The worlds, by the name params' `env.world` and a model's config give."""
+
+from __future__ import annotations
+
+from dtpe.world import maze
+from dtpe.world.vocabulary import Vocabulary
+
+WORLDS = {"maze": maze.VOCABULARY}
+
+
+def vocabulary(world: str) -> Vocabulary:
+    if world not in WORLDS:
+        raise ValueError(f"world {world!r} is not one of {', '.join(sorted(WORLDS))}")
+    return WORLDS[world]
