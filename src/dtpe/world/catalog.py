@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dtpe.world import maze
+from dtpe.world.doorkey import rules as doorkey
 from dtpe.world.vocabulary import Vocabulary
 
-WORLDS = {"maze": maze.VOCABULARY}
+WORLDS = {"maze": maze.VOCABULARY, "doorkey": doorkey.VOCABULARY}
 
 
 def vocabulary(world: str) -> Vocabulary:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dtpe.world.vocabulary import Vocabulary
+
 EMPTY, WALL, GOAL, KEY, DOOR_LOCKED, DOOR_CLOSED, DOOR_OPEN = range(7)
 AGENT = 7
 """the agent's cell holds AGENT + heading + 4 * carrying (codes 7..14). What it hides is known:
@@ -44,6 +46,9 @@ MINIGRID_ACTIONS = np.array([0, 1, 2, 3, 5], dtype=np.int64)
 """MiniGrid's number of each of our actions. MiniGrid's drop (4) and done (6) are left out of the
 action set: no shortest path drops the key (there is nothing else to carry), and done does
 nothing in DoorKey."""
+VOCABULARY = Vocabulary(
+    codes=CODE_NAMES, actions=ACTION_NAMES, agent=tuple(range(AGENT, N_CODES)), wall=WALL
+)
 WALKABLE = np.array([EMPTY, GOAL, DOOR_OPEN])
 """codes that forward enters (the objects whose `can_overlap` is true)"""
 
