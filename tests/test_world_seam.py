@@ -2,6 +2,7 @@
 (world/catalog.py), not from the maze's constants. The maze's checkpoints name no world, as
 before there were others, so their bytes stay; another world's name theirs."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -14,6 +15,7 @@ from dtpe.model.policy import DecisionTransformerPolicy
 from dtpe.model.transformer import DecisionTransformer
 from dtpe.world import catalog, maze
 from dtpe.world.doorkey import rules as doorkey
+from dtpe.world.vocabulary import Vocabulary
 
 
 @pytest.fixture
@@ -44,22 +46,26 @@ def test_a_model_takes_its_worlds_codes_and_actions(doorkey_model):
     )  # view_radius 2: 5 x 5 cells
 
 
-def test_the_egocentric_view_centres_on_any_agent_code(doorkey_model):
+# a world unlike both: its agent codes apart and out of order, its wall code not the maze's
+ODD = Vocabulary(codes=tuple("abcdefg"), actions=("x", "y", "z"), agent=(5, 2), wall=4)
+
+
+def test_the_egocentric_view_centres_on_any_agent_code(monkeypatch):
     """The view's cells, read from the indices it embeds: the agent's cell at the centre, the
     grid's cells around it, the world's wall code beyond the border."""
+    monkeypatch.setitem(catalog.WORLDS, "odd", ODD)
+    model = DecisionTransformer(model_config("rope", state_encoder="cnn_ego", world="odd"))
     n, r = 7, 2
     rng = np.random.default_rng(0)
-    grids = rng.integers(0, doorkey.AGENT, (3, n, n))  # no agent code yet
-    cells, codes = [(0, 0), (3, 4), (6, 5)], [7, 12, 14]
+    grids = rng.choice([0, 1, 3, 4, 6], (3, n, n))  # no agent code yet
+    cells, codes = [(0, 0), (3, 4), (6, 5)], [5, 2, 5]
     for g, (cell, code) in enumerate(zip(cells, codes)):
         grids[g][cell] = code
     seen = []
-    doorkey_model.state_encoder.view.register_forward_hook(
-        lambda m, args, out: seen.append(args[0])
-    )
-    doorkey_model.state_encoder(torch.from_numpy(grids))
-    view = (seen[0] % 15).reshape(3, 2 * r + 1, 2 * r + 1)
-    padded = np.pad(grids, ((0, 0), (r, r), (r, r)), constant_values=doorkey.VOCABULARY.wall)
+    model.state_encoder.view.register_forward_hook(lambda m, args, out: seen.append(args[0]))
+    model.state_encoder(torch.from_numpy(grids))
+    view = (seen[0] % ODD.n_codes).reshape(3, 2 * r + 1, 2 * r + 1)
+    padded = np.pad(grids, ((0, 0), (r, r), (r, r)), constant_values=ODD.wall)
     for g, (row, col) in enumerate(cells):
         assert view[g, r, r] == codes[g]
         np.testing.assert_array_equal(
@@ -93,3 +99,15 @@ def test_checkpoints_name_their_world_except_the_mazes(doorkey_model, tmp_path, 
     monkeypatch.delitem(catalog.WORLDS, "doorkey")
     with pytest.raises(checkpoint.CheckpointError, match="world 'doorkey' is not one of maze"):
         checkpoint.load(tmp_path / "dk")
+
+
+def test_params_give_the_model_its_world(tiny_params):
+    assert tiny_params.model_config("rope").world == "maze"
+    doorkey_env = dataclasses.replace(tiny_params.env, world="doorkey")
+    params = dataclasses.replace(tiny_params, env=doorkey_env)
+    assert params.model_config("rope").world == "doorkey"
+
+
+def test_a_vocabulary_refuses_codes_it_lacks():
+    with pytest.raises(ValueError, match=r"agent \(7,\) and wall 1 must be among the codes"):
+        Vocabulary(codes=("empty", "wall"), actions=("go",), agent=(7,), wall=1)

@@ -59,9 +59,14 @@ def load(
                 "(written by another version of dtpe: retrain the model or `dvc pull` it)"
             )
         cfg = ModelConfig(**{f.name: config[f.name] for f in fields(ModelConfig)})
-        vocabulary(cfg.world)
     except (ValueError, KeyError, TypeError) as e:
         raise CheckpointError(f"checkpoint {directory}: config.json is unreadable: {e}") from e
+    try:
+        vocabulary(cfg.world)  # before any weight is read: the model's sizes come from it
+    except ValueError as e:
+        raise CheckpointError(
+            f"checkpoint {directory}: config.json names a world this dtpe does not know: {e}"
+        ) from e
     if expect is not None and cfg != expect:
         diff = {
             f.name: (getattr(cfg, f.name), getattr(expect, f.name))

@@ -190,7 +190,7 @@ class DecisionTransformer(nn.Module):
         self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False
     ):
         """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
-        Returns action logits (B, T, 4), read at each state token, and, if asked, the final
+        Returns action logits (B, T, n_actions), read at each state token, and, if asked, the final
         layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
         x, positions, times = self.embed(rtg, state_emb, actions, timesteps, k_offset)
         attending = self.attending(positions, positions, times, times)
@@ -209,12 +209,12 @@ class DecisionTransformer(nn.Module):
         )
         logits = self.head(
             self.ln_f(x[:, states] if need_attention else x)
-        )  # state tokens, (B, T, 4)
+        )  # state tokens, (B, T, n_actions)
         return (logits, weights) if need_attention else logits
 
     def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
-        """Logits (B, 4) of the action at the window's last state token, for a window whose k
-        start at 0 (the window's last action is not yet chosen: a placeholder no state token
+        """Logits (B, n_actions) of the action at the window's last state token, for a window
+        whose k start at 0 (the window's last action is not yet chosen: a placeholder no state token
         sees). With a cache, only the tokens after the cached ones run through the blocks,
         which is exact as long as every cached token keeps its k, i.e. while the window grows."""
         first = (

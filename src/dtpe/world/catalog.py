@@ -10,6 +10,7 @@ WORLDS = {"maze": maze.VOCABULARY, "doorkey": doorkey.VOCABULARY}
 
 
 def vocabulary(world: str) -> Vocabulary:
+    """Raises ValueError naming the worlds there are."""
     if world not in WORLDS:
         raise ValueError(f"world {world!r} is not one of {', '.join(sorted(WORLDS))}")
     return WORLDS[world]

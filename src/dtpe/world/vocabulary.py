@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Vocabulary:
+    """A world's cell codes 0..n_codes-1 and actions 0..n_actions-1, by name."""
+
     codes: tuple[str, ...]
     """each cell code's name, by code"""
     actions: tuple[str, ...]
@@ -16,6 +18,10 @@ class Vocabulary:
     """the codes of a cell that holds the agent (a world may code its heading or load there)"""
     wall: int
     """the code an egocentric view reads beyond the grid's border"""
+
+    def __post_init__(self):
+        if not all(0 <= c < len(self.codes) for c in (*self.agent, self.wall)):
+            raise ValueError(f"agent {self.agent} and wall {self.wall} must be among the codes")
 
     @property
     def n_codes(self) -> int:

@@ -29,7 +29,12 @@ class EgoCNNStateEncoder(CoordCNNStateEncoder):
         super().__init__(cfg)
         self.radius = cfg.view_radius
         vocab = vocabulary(cfg.world)
-        self.n_codes, self.agent, self.wall = vocab.n_codes, vocab.agent, vocab.wall
+        self.n_codes, self.wall = vocab.n_codes, vocab.wall
+        # which codes put the agent in a cell, looked up by code: not a parameter, so it stays
+        # out of the checkpoint
+        is_agent = torch.zeros(vocab.n_codes, dtype=torch.bool)
+        is_agent[list(vocab.agent)] = True
+        self.register_buffer("is_agent", is_agent, persistent=False)
         side = 2 * self.radius + 1
         # A linear layer over the view's one-hot codes, stored as the rows it would multiply.
         self.view = nn.EmbeddingBag(side * side * self.n_codes, cfg.d_model, mode="sum")
@@ -40,8 +45,7 @@ class EgoCNNStateEncoder(CoordCNNStateEncoder):
     def forward(self, grids: torch.Tensor) -> torch.Tensor:
         lead, n, r = grids.shape[:-2], grids.shape[-1], self.radius
         flat = grids.reshape(-1, n, n).long()
-        at_agent = torch.isin(flat, torch.tensor(self.agent, device=grids.device))
-        agent = at_agent.flatten(1).to(torch.uint8).argmax(1)  # (S,) the agent's cell
+        agent = self.is_agent[flat].flatten(1).to(torch.uint8).argmax(1)  # (S,) the agent's cell
         span = torch.arange(2 * r + 1, device=grids.device)
         rows = (agent // n)[:, None, None] + span[None, :, None]  # (S, side, 1) in the padded grid
         cols = (agent % n)[:, None, None] + span[None, None, :]  # (S, 1, side)
