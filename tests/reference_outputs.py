@@ -25,7 +25,15 @@ SHAPE = dict(
     state_encoder="cnn_coord", item_dim=8, encoder_filters=8, view_radius=2, rtg_scale=1.0,
     t_table=40, t_max_offset=60,  # fields of the model at 86a615c, options of encodings since
 )  # fmt: skip
-ENV = Env(wall_density=0.1, cap_factor=2, step_reward=-0.01, goal_reward=1.0)
+ENV = Env(
+    **{
+        k: v
+        for k, v in dict(
+            world="maze", wall_density=0.1, cap_factor=2, step_reward=-0.01, goal_reward=1.0
+        ).items()
+        if k in {f.name for f in dataclasses.fields(Env)}  # 86a615c's Env has no world
+    }
+)
 
 
 def build(variant: str) -> DecisionTransformer:

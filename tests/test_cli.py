@@ -110,6 +110,7 @@ def test_the_help_walk_finds_what_lacks_help():
         ),
         (lambda r: r["data"]["split"].update(train=0.7), "data.split: fractions sum to 0.8"),
         (lambda r: r["model"].update(n_heads=3), "model.n_heads"),
+        (lambda r: r["env"].update(world="minigrid"), "env.world: 'minigrid' is not one of"),
         (lambda r: r["stats"].update(reference="nope"), "stats.reference"),
         (
             lambda r: r["study"].update(encodings=r["study"].pop("variants")),

@@ -26,6 +26,7 @@ def one_layout(size=7, seed=0):
 
 def test_defaults_are_the_params_files():
     env_params = yaml.safe_load((ROOT / "params.yaml").read_text())["env"]
+    assert env_params.pop("world") == "maze"  # the world this env is
     defaults = {
         name: p.default
         for name, p in inspect.signature(env_mod.KeyDoorMazeEnv).parameters.items()

@@ -50,6 +50,8 @@ def test_the_model_plays_the_same_episodes_in_the_gym_vector_env(tiny_data, tiny
 class Scripted:
     """Plays each episode's own actions, then action 0; adds up the rewards it observes."""
 
+    n_actions = N_ACTIONS
+
     def __init__(self, scripts: list[list[int]]):
         self.scripts = scripts
 

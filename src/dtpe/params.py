@@ -35,6 +35,8 @@ class Study:
 
 @dataclass(frozen=True)
 class Env:
+    world: str
+    """the world the study runs in (world/catalog.py)"""
     wall_density: float
     """chance that a free interior cell becomes a wall"""
     cap_factor: int
@@ -171,7 +173,10 @@ class Params:
         from dtpe.model.catalog import options_of
 
         return ModelConfig(
-            **asdict(self.model), variant=variant, options=options_of(variant, self.encodings)
+            **asdict(self.model),
+            variant=variant,
+            options=options_of(variant, self.encodings),
+            world=self.env.world,
         )
 
 

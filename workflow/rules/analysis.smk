@@ -2,7 +2,7 @@ rule attention:
     input:
         "data",
         model="models/{variant}_s{seed}",
-        code=code("cli", "params", "steps/attention", "steps/dataset", "world/layouts", "world/planner", "world/maze", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint",
+        code=code("cli", "params", "steps/attention", "steps/dataset", "world/layouts", "world/planner", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint",
                   "model/state_encoders", "atomic"),
         encodings=variant_code,
     output:

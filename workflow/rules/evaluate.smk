@@ -5,7 +5,7 @@ rule evaluate:
         "data",
         model="models/{variant}_s{seed}",
         code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
-                  "model/state_encoders", "world/maze", "atomic"),
+                  "model/state_encoders", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "atomic"),
         encodings=variant_code,
     output:
         test="results/eval/test/{variant}_s{seed}.csv",

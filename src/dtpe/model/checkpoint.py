@@ -12,8 +12,9 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from dtpe import atomic
-from dtpe.model.config import ModelConfig
+from dtpe.model.config import DEFAULT_WORLD, ModelConfig
 from dtpe.model.transformer import DecisionTransformer
+from dtpe.world.catalog import vocabulary
 
 FORMAT = "dtpe-decision-transformer-1"
 
@@ -27,7 +28,10 @@ def save(model: DecisionTransformer, directory: Path, extra: dict | None = None)
         tmp.mkdir()
         state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
-        meta = {"format": FORMAT, "config": asdict(model.cfg), **(extra or {})}
+        config = asdict(model.cfg)
+        if config["world"] == DEFAULT_WORLD:  # as before there were worlds: the maze's bytes kept
+            del config["world"]
+        meta = {"format": FORMAT, "config": config, **(extra or {})}
         (tmp / "config.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 
@@ -47,15 +51,22 @@ def load(
             raise CheckpointError(
                 f"checkpoint {directory}: format {meta.get('format')!r}, expected {FORMAT!r}"
             )
-        missing = [f.name for f in fields(ModelConfig) if f.name not in meta["config"]]
+        config = {"world": DEFAULT_WORLD, **meta["config"]}
+        missing = [f.name for f in fields(ModelConfig) if f.name not in config]
         if missing:
             raise CheckpointError(
                 f"checkpoint {directory}: config.json lacks {', '.join(missing)} "
                 "(written by another version of dtpe: retrain the model or `dvc pull` it)"
             )
-        cfg = ModelConfig(**{f.name: meta["config"][f.name] for f in fields(ModelConfig)})
+        cfg = ModelConfig(**{f.name: config[f.name] for f in fields(ModelConfig)})
     except (ValueError, KeyError, TypeError) as e:
         raise CheckpointError(f"checkpoint {directory}: config.json is unreadable: {e}") from e
+    try:
+        vocabulary(cfg.world)  # before any weight is read: the model's sizes come from it
+    except ValueError as e:
+        raise CheckpointError(
+            f"checkpoint {directory}: config.json names a world this dtpe does not know: {e}"
+        ) from e
     if expect is not None and cfg != expect:
         diff = {
             f.name: (getattr(cfg, f.name), getattr(expect, f.name))

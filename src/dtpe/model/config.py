@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DEFAULT_WORLD = "maze"
+"""the world of every checkpoint saved before there were others: theirs name none"""
+
 
 @dataclass(frozen=True)
 class Model:
@@ -40,3 +43,5 @@ class ModelConfig(Model):
     """`<k>` or `<k>-t_<t>` (catalog.variant reads it)"""
     options: dict
     """per axis, the options of the variant's encoding on that axis (params `encodings`)"""
+    world: str = DEFAULT_WORLD
+    """the world whose cell codes and actions the model takes (params `env.world`)"""

@@ -9,7 +9,6 @@ import numpy as np
 import torch
 
 from dtpe.model.transformer import TOKENS_PER_STEP, KVCache, autocast
-from dtpe.world.maze import N_ACTIONS
 
 
 class DecisionTransformerPolicy:
@@ -21,6 +20,7 @@ class DecisionTransformerPolicy:
         self.model, self.context = model, context
         self.target_return, self.precision = target_return, precision
         self.dev = next(model.parameters()).device
+        self.n_actions = model.vocabulary.n_actions
 
     def start(self, batch_size: int, cap: int) -> None:
         """Forgets any earlier episodes: room for `batch_size` episodes of up to `cap` steps."""
@@ -39,7 +39,7 @@ class DecisionTransformerPolicy:
     @torch.no_grad()
     def act(self, obs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Actions (B,) int64 for observations (B, N, N) and their softmax probabilities
-        (B, N_ACTIONS) float32; rows not `active` (B,) bool get action 0 and probabilities 0."""
+        (B, n_actions) float32; rows not `active` (B,) bool get action 0 and probabilities 0."""
         model, dev, t = self.model, self.dev, self.t
         b = len(active)
         rows = torch.from_numpy(np.flatnonzero(active)).to(dev)
@@ -60,7 +60,7 @@ class DecisionTransformerPolicy:
         choice = torch.zeros(b, dtype=torch.long, device=dev)
         choice[rows] = logits.argmax(-1)
         self.actions[:, t] = choice
-        probs = torch.zeros(b, N_ACTIONS)
+        probs = torch.zeros(b, self.n_actions)
         probs[rows.cpu()] = logits.float().softmax(-1).cpu()
         self.t += 1
         return choice.cpu().numpy(), probs.numpy()

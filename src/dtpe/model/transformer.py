@@ -22,7 +22,7 @@ from torch import nn
 from dtpe.model import encodings, state_encoders
 from dtpe.model.config import ModelConfig
 from dtpe.model.encodings.base import Attending, Span
-from dtpe.world.maze import N_ACTIONS
+from dtpe.world.catalog import vocabulary
 
 TOKENS_PER_STEP = 3
 
@@ -131,9 +131,11 @@ class DecisionTransformer(nn.Module):
             raise ValueError(
                 f"variant {cfg.variant!r}: both encodings set the logits' scale; one may"
             )
+        self.vocabulary = vocabulary(cfg.world)
+        """the world's cell codes and actions"""
         self.state_encoder = state_encoders.create(cfg)
         self.rtg = nn.Linear(1, cfg.d_model)
-        self.action = nn.Embedding(N_ACTIONS, cfg.d_model)
+        self.action = nn.Embedding(self.vocabulary.n_actions, cfg.d_model)
         # Unit-amplitude sinusoids of t (and of k) would drown the small content embeddings
         # and the model would first have to learn to scale them up: normalizing the content
         # first keeps content and position on the same scale from the start.
@@ -141,7 +143,7 @@ class DecisionTransformer(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model)
-        self.head = nn.Linear(cfg.d_model, N_ACTIONS)
+        self.head = nn.Linear(cfg.d_model, self.vocabulary.n_actions)
 
     @contextmanager
     def at_context(self, context: int, scaling: str = "none") -> Iterator[None]:
@@ -188,7 +190,7 @@ class DecisionTransformer(nn.Module):
         self, rtg, state_emb, actions, timesteps, k_offset: int = 0, need_attention: bool = False
     ):
         """rtg (B, T) float, state_emb (B, T, D), actions (B, T) long, timesteps (B, T) long.
-        Returns action logits (B, T, 4), read at each state token, and, if asked, the final
+        Returns action logits (B, T, n_actions), read at each state token, and, if asked, the final
         layer's attention (B, H, 3T, 3T). k runs k_offset..k_offset+T-1 over the window."""
         x, positions, times = self.embed(rtg, state_emb, actions, timesteps, k_offset)
         attending = self.attending(positions, positions, times, times)
@@ -207,12 +209,12 @@ class DecisionTransformer(nn.Module):
         )
         logits = self.head(
             self.ln_f(x[:, states] if need_attention else x)
-        )  # state tokens, (B, T, 4)
+        )  # state tokens, (B, T, n_actions)
         return (logits, weights) if need_attention else logits
 
     def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
-        """Logits (B, 4) of the action at the window's last state token, for a window whose k
-        start at 0 (the window's last action is not yet chosen: a placeholder no state token
+        """Logits (B, n_actions) of the action at the window's last state token, for a window
+        whose k start at 0 (the window's last action is not yet chosen: a placeholder no state token
         sees). With a cache, only the tokens after the cached ones run through the blocks,
         which is exact as long as every cached token keeps its k, i.e. while the window grows."""
         first = (

@@ -38,7 +38,7 @@ def episode_windows(params, data_dir):
 
 @torch.no_grad()
 def replay(model, win, t_shift=0) -> tuple[torch.Tensor, torch.Tensor]:
-    """The window's action probabilities (B, L, 4) and final-layer attention weights
+    """The window's action probabilities (B, L, n_actions) and final-layer attention weights
     (B, H, 3L, 3L), fp32, with every timestep t moved by t_shift (k stays 0..L-1)."""
     logits, weights = model(
         win["rtg"],

@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from dtpe.model.policy import DecisionTransformerPolicy
-from dtpe.world.maze import N_ACTIONS, BatchedMaze, Layouts
+from dtpe.world.maze import BatchedMaze, Layouts
 
 
 class BatchedEnv(Protocol):
@@ -38,11 +38,14 @@ class BatchedEnv(Protocol):
 class Policy(Protocol):
     """Acts on a batch of episodes; it keeps whatever it conditions on (a window, a cache)."""
 
+    n_actions: int
+    """how many actions the policy chooses from"""
+
     def start(self, batch_size: int, cap: int) -> None:
         """New episodes: `batch_size` of them, each of at most `cap` steps."""
 
     def act(self, obs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Actions (B,) for observations (B, N, N), and their probabilities (B, N_ACTIONS); only
+        """Actions (B,) for observations (B, N, N), and their probabilities (B, n_actions); only
         the `active` (B,) bool episodes' rows count."""
 
     def observe(self, rewards: np.ndarray) -> None:
@@ -52,13 +55,13 @@ class Policy(Protocol):
 def play(env: BatchedEnv, policy: Policy, cap: int, trace: bool = False) -> dict:
     """Plays every episode of `env` to its end, at most `cap` steps; returns success (bool) and
     steps (int) arrays, and with `trace` the chosen actions (B, cap) and their probabilities
-    (B, cap, N_ACTIONS) at every step (zero past an episode's end), so a replay is this
+    (B, cap, n_actions) at every step (zero past an episode's end), so a replay is this
     episode."""
     obs = env.reset()
     b = len(obs)
     policy.start(b, cap)
     actions = np.zeros((b, cap), np.int64)
-    probs = np.zeros((b, cap, N_ACTIONS), np.float32) if trace else None
+    probs = np.zeros((b, cap, policy.n_actions), np.float32) if trace else None
     for t in range(cap):
         active = ~env.done
         if not active.any():

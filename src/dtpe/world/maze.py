@@ -13,11 +13,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dtpe.world.vocabulary import Vocabulary
+
 EMPTY, WALL, AGENT, GOAL, KEY, DOOR = range(6)
 N_CODES = 6
 ACTION_NAMES = ("up", "down", "left", "right")
 MOVES = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)  # (row, col) per action
 N_ACTIONS = len(MOVES)
+VOCABULARY = Vocabulary(
+    codes=("empty", "wall", "agent", "goal", "key", "door"),
+    actions=ACTION_NAMES,
+    agent=(AGENT,),
+    wall=WALL,
+)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from torch import nn
 
 from dtpe.model.state_encoders.base import register
 from dtpe.model.state_encoders.embedded_conv import embedded_conv
-from dtpe.world.maze import N_CODES
+from dtpe.world.catalog import vocabulary
 
 
 @register("cnn")
@@ -20,7 +20,7 @@ class CNNStateEncoder(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         d_model, item_dim, filters = cfg.d_model, cfg.item_dim, cfg.encoder_filters
-        self.items = nn.Embedding(N_CODES, item_dim)
+        self.items = nn.Embedding(vocabulary(cfg.world).n_codes, item_dim)
         # conv[0] runs inside embedded_conv, the rest as a module; the names are those of
         # checkpoints saved before the two were folded together.
         self.conv = nn.Sequential(

@@ -20,7 +20,7 @@ from torch import nn
 
 from dtpe.model.state_encoders.base import register
 from dtpe.model.state_encoders.cnn_coord import CoordCNNStateEncoder
-from dtpe.world.maze import AGENT, N_CODES, WALL
+from dtpe.world.catalog import vocabulary
 
 
 @register("cnn_ego")
@@ -28,25 +28,32 @@ class EgoCNNStateEncoder(CoordCNNStateEncoder):
     def __init__(self, cfg):
         super().__init__(cfg)
         self.radius = cfg.view_radius
+        vocab = vocabulary(cfg.world)
+        self.n_codes, self.wall = vocab.n_codes, vocab.wall
+        # which codes put the agent in a cell, looked up by code: not a parameter, so it stays
+        # out of the checkpoint
+        is_agent = torch.zeros(vocab.n_codes, dtype=torch.bool)
+        is_agent[list(vocab.agent)] = True
+        self.register_buffer("is_agent", is_agent, persistent=False)
         side = 2 * self.radius + 1
         # A linear layer over the view's one-hot codes, stored as the rows it would multiply.
-        self.view = nn.EmbeddingBag(side * side * N_CODES, cfg.d_model, mode="sum")
-        bound = 1 / math.sqrt(side * side * N_CODES)
+        self.view = nn.EmbeddingBag(side * side * self.n_codes, cfg.d_model, mode="sum")
+        bound = 1 / math.sqrt(side * side * self.n_codes)
         nn.init.uniform_(self.view.weight, -bound, bound)
         self.mix = nn.Sequential(nn.ReLU(), nn.Linear(cfg.d_model, cfg.d_model))
 
     def forward(self, grids: torch.Tensor) -> torch.Tensor:
         lead, n, r = grids.shape[:-2], grids.shape[-1], self.radius
         flat = grids.reshape(-1, n, n).long()
-        agent = (flat == AGENT).flatten(1).to(torch.uint8).argmax(1)  # (S,) the agent's cell
+        agent = self.is_agent[flat].flatten(1).to(torch.uint8).argmax(1)  # (S,) the agent's cell
         span = torch.arange(2 * r + 1, device=grids.device)
         rows = (agent // n)[:, None, None] + span[None, :, None]  # (S, side, 1) in the padded grid
         cols = (agent % n)[:, None, None] + span[None, None, :]  # (S, 1, side)
-        padded = F.pad(flat, (r, r, r, r), value=WALL)  # (S, N+2r, N+2r)
+        padded = F.pad(flat, (r, r, r, r), value=self.wall)  # (S, N+2r, N+2r)
         view = padded[
             torch.arange(len(flat), device=grids.device)[:, None, None], rows, cols
         ]  # (S, side, side)
-        index = torch.arange(view[0].numel(), device=grids.device) * N_CODES + view.flatten(
+        index = torch.arange(view[0].numel(), device=grids.device) * self.n_codes + view.flatten(
             1
         )  # (S, side*side)
         x = super().forward(grids) + self.view(index).reshape(*lead, -1)

@@ -2,7 +2,7 @@
 convolution over the grid's one-hot item codes.
 
 The convolution is linear in the embedding, so folding the embedding into the convolution's
-weights gives the same function of the same parameters. The input then has N_CODES channels
+weights gives the same function of the same parameters. The input then has a channel per cell code
 instead of item_dim and needs no gradient, which spares the backward pass the input's gradient;
 and it is laid out channels-last, which oneDNN's CPU convolutions run faster (about 1.6x for the
 encoder's forward and backward at the CPU default)."""

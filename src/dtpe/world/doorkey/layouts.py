@@ -1,0 +1,101 @@
+"""DoorKey layouts as MiniGrid draws them: `DoorKeyEnv(size=N).reset(seed=s)` for each seed, read
+into this world's codes; and the full observation of a live MiniGrid env in the same codes.
+
+Layouts are few and drawn far from uniformly (48 distinct ones at 5 x 5, 20,400 at 8 x 8, and
+15,000 8 x 8 seeds give about 8,600 of them), so disjoint seeds do not make disjoint suites:
+`distinct` removes repeats and another suite's layouts by (grid, start, heading).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
+from minigrid.envs import DoorKeyEnv
+
+from dtpe.world.doorkey.rules import (
+    AGENT,
+    DOOR_CLOSED,
+    DOOR_LOCKED,
+    DOOR_OPEN,
+    EMPTY,
+    GOAL,
+    KEY,
+    WALL,
+    Layouts,
+)
+
+MIN_SIZE = 5
+"""DoorKeyEnv needs a wall column with a room of at least one column on each side"""
+_NOT_DOORKEY = 255
+_FROM_MINIGRID = np.full((len(OBJECT_TO_IDX), len(STATE_TO_IDX)), _NOT_DOORKEY, dtype=np.uint8)
+"""our code of each MiniGrid (object, state) pair of a DoorKey grid"""
+for _object, _state, _code in [
+    ("empty", "open", EMPTY),  # `Grid.encode` writes state 0 for cells without state
+    ("wall", "open", WALL),
+    ("goal", "open", GOAL),
+    ("key", "open", KEY),
+    ("door", "locked", DOOR_LOCKED),
+    ("door", "closed", DOOR_CLOSED),
+    ("door", "open", DOOR_OPEN),
+]:
+    _FROM_MINIGRID[OBJECT_TO_IDX[_object], STATE_TO_IDX[_state]] = _code
+
+
+def check_size(size) -> int:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise ValueError(f"size must be an integer, got {size!r}")
+    if size < MIN_SIZE:
+        raise ValueError(f"size {size} is below DoorKey's minimum of {MIN_SIZE}")
+    return int(size)
+
+
+def observe(env: DoorKeyEnv) -> np.ndarray:
+    """The full observation (N, N) uint8 of a reset MiniGrid DoorKey env in this world's codes."""
+    env = env.unwrapped
+    encoded = env.grid.encode()  # (x, y, [object, colour, state])
+    obs = _FROM_MINIGRID[encoded[..., 0], encoded[..., 2]].T
+    if (obs == _NOT_DOORKEY).any():
+        raise ValueError("env holds objects other than DoorKey's (wall, goal, key, door)")
+    x, y = env.agent_pos
+    obs[y, x] = AGENT + env.agent_dir + 4 * (env.carrying is not None)
+    return obs
+
+
+def from_seeds(size, seeds) -> Layouts:
+    """The layouts `DoorKeyEnv(size=size).reset(seed=s)` draws for each of `seeds`."""
+    size = check_size(size)
+    seeds = np.asarray(seeds)
+    if seeds.ndim != 1 or not (np.issubdtype(seeds.dtype, np.integer) or seeds.size == 0):
+        raise ValueError(f"seeds must be a 1-d sequence of integers, got {seeds!r}")
+    if (seeds < 0).any():
+        raise ValueError(f"seeds must be non-negative (Gymnasium's rule), got {seeds.min()}")
+    env = DoorKeyEnv(size=size)
+    grid = np.empty((len(seeds), size, size), dtype=np.uint8)
+    start = np.empty((len(seeds), 2), dtype=np.int64)
+    heading = np.empty(len(seeds), dtype=np.int64)
+    for i, seed in enumerate(seeds):
+        env.reset(seed=int(seed))
+        grid[i] = observe(env)
+        start[i] = env.agent_pos[::-1]
+        heading[i] = env.agent_dir
+        grid[i][tuple(start[i])] = EMPTY  # the agent starts on an empty cell
+    return Layouts(grid, start, heading, seeds.astype(np.int64))
+
+
+def fingerprints(layouts: Layouts) -> list[bytes]:
+    """Identity of each layout: grid, start and heading, as bytes."""
+    return [
+        layouts.grid[i].tobytes() + layouts.start[i].tobytes() + layouts.heading[i].tobytes()
+        for i in range(len(layouts))
+    ]
+
+
+def distinct(layouts: Layouts, exclude=frozenset()) -> Layouts:
+    """The first of each distinct layout of `layouts`, in order, leaving out those whose
+    fingerprint is in `exclude` (another suite's `fingerprints`)."""
+    seen, keep = set(exclude), []
+    for i, code in enumerate(fingerprints(layouts)):
+        if code not in seen:
+            seen.add(code)
+            keep.append(i)
+    return layouts.subset(np.array(keep, dtype=np.int64))
