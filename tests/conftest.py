@@ -56,6 +56,43 @@ def tiny_raw() -> dict:
     return raw
 
 
+def explored_study(root: Path, raw: dict):
+    """The study of params `raw` made in `root` through the CLI as far as the explorer: data,
+    every model trained and grid-swept (its CSV, all the explorer reads), then explored. Returns
+    (params, the explore command's arguments)."""
+    import torch
+
+    from dtpe import cli, names
+    from dtpe.model import checkpoint
+    from dtpe.steps import evaluate
+
+    torch.set_num_threads(1)
+    path = root / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    checked = params.check(raw)
+    common = ["--params", str(path), "--data", str(root / "data")]
+    assert cli.main(["data", "--params", str(path), "--out", str(root / "data")]) == 0
+    for e in checked.study.variants:
+        for s in checked.study.seeds:
+            name = names.model_name(e, s)
+            model = ["--variant", e, "--seed", str(s)]
+            assert (
+                cli.main(
+                    ["train", *common, *model, "--out", str(root / "models" / name)]
+                    + ["--metrics", str(root / "results/train" / name)]
+                    + ["--resume-dir", str(root / "resume" / name)]
+                )
+                == 0
+            )
+            trained = checkpoint.load(root / "models" / name)
+            grid = evaluate.grid_sweep(trained, checked, root / "data", e, s)
+            (root / "results/eval/grid").mkdir(parents=True, exist_ok=True)
+            grid.to_csv(root / "results/eval/grid" / f"{name}.csv", index=False)
+    explore = [*common, "--models", str(root / "models"), "--results", str(root / "results")]
+    assert cli.main(["explore", *explore, "--out", str(root / "figures")]) == 0
+    return checked, explore
+
+
 @pytest.fixture
 def tiny_raw_params() -> dict:
     return copy.deepcopy(tiny_raw())

@@ -13,11 +13,11 @@ import pytest
 import yaml
 from conftest import ROOT
 from gymnasium.utils.env_checker import check_env
-from matplotlib.colors import to_rgb
+from safetensors.numpy import save_file
 
 from dtpe.world import env as env_mod
 from dtpe.world import layouts as layout_family
-from dtpe.world.maze import AGENT, GOAL, KEY
+from dtpe.world.maze import AGENT, GOAL, KEY, render
 
 
 def one_layout(size=7, seed=0):
@@ -79,11 +79,22 @@ def test_no_render_mode_renders_nothing_and_a_bad_one_is_named():
         env_mod.KeyDoorMazeEnv(size=7, render_mode="human")
 
 
-def test_rgb_colours_are_the_figures():
-    from dtpe.analysis.figures import CODE_STYLE
+def test_figure_one_draws_the_observation_in_the_pictures_colours(tmp_path):
+    """Figure 1's cells are the rgb picture's colours of the layout as the agent first sees it."""
+    from dtpe.analysis.figures import maze as figure_one
+    from dtpe.params import load
+    from dtpe.steps import dataset
 
-    for code, (_, colour) in CODE_STYLE.items():
-        np.testing.assert_allclose(env_mod.COLOURS[code] / 255, to_rgb(colour), atol=1 / 255)
+    params = load(ROOT / "params.yaml")
+    lay = one_layout(6)
+    (tmp_path / "suites").mkdir()
+    steps = np.array([1], dtype=np.int64)  # drawn in the title only
+    save_file(dataset.layout_arrays(lay, steps), str(tmp_path / "suites" / "N6.safetensors"))
+    image = figure_one(tmp_path, 6, params.env).axes[0].images[0]
+    drawn = image.cmap(image.norm(image.get_array()))[..., :3]
+    picture = env_mod.rgb(render(lay.grid, lay.start, np.zeros(1, bool))[0])
+    cells = picture[:: env_mod.CELL_PIXELS, :: env_mod.CELL_PIXELS] / 255
+    np.testing.assert_allclose(drawn, cells, atol=1 / 255)
 
 
 @pytest.mark.parametrize("mode", ["rgb_array", "ansi"])

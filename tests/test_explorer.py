@@ -10,17 +10,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-import yaml
-from conftest import tiny_raw
+from conftest import explored_study, tiny_raw
 from PIL import Image
 
-from dtpe import cli, names
-from dtpe import params as params_mod
+from dtpe import cli
 from dtpe.explorer import animations, embeddings, traces
 from dtpe.explorer import build as explorer
 from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
-from dtpe.steps import dataset, evaluate
+from dtpe.steps import dataset, rollout
 from dtpe.world import env as env_mod
 
 # One variant with another t, so that the page has two k and two t to pick from.
@@ -31,37 +29,13 @@ SEEDS = [1, 2]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A tiny study trained, evaluated (grid sweep) and explored through the CLI."""
-    torch.set_num_threads(1)
     root = tmp_path_factory.mktemp("explore")
     raw = tiny_raw()
     raw["study"] = {"variants": VARIANTS, "seeds": SEEDS}
     raw["stats"]["reference"] = "rope"
     raw["train"]["epochs"] = 1
     raw["explorer"]["layouts_per_suite"] = 3
-    path = root / "params.yaml"
-    path.write_text(yaml.safe_dump(raw))
-    params = params_mod.check(raw)
-    common = ["--params", str(path), "--data", str(root / "data")]
-    assert cli.main(["data", "--params", str(path), "--out", str(root / "data")]) == 0
-    for e in VARIANTS:
-        for s in SEEDS:
-            name = names.model_name(e, s)
-            model = ["--variant", e, "--seed", str(s)]
-            assert (
-                cli.main(
-                    ["train", *common, *model, "--out", str(root / "models" / name)]
-                    + ["--metrics", str(root / "results/train" / name)]
-                    + ["--resume-dir", str(root / "resume" / name)]
-                )
-                == 0
-            )
-            # The grid sweep as `dtpe evaluate` writes it (its CSV is all the explorer reads).
-            trained = checkpoint.load(root / "models" / name)
-            grid = evaluate.grid_sweep(trained, params, root / "data", e, s)
-            (root / "results/eval/grid").mkdir(parents=True, exist_ok=True)
-            grid.to_csv(root / "results/eval/grid" / f"{name}.csv", index=False)
-    explore = [*common, "--models", str(root / "models"), "--results", str(root / "results")]
-    assert cli.main(["explore", *explore, "--out", str(root / "figures")]) == 0
+    params, explore = explored_study(root, raw)
     return root, params, explore
 
 
@@ -118,10 +92,38 @@ def test_layouts_shown_are_the_most_failed_then_the_lowest(built):
 
 
 def test_loop_step_is_the_first_revisited_state():
-    cells = np.array([[1, 1], [1, 2], [1, 2], [1, 1]])
-    assert traces.loop_step(cells, np.zeros(4, bool)) == 2  # a bump into a wall
-    assert traces.loop_step(cells[[0, 1, 3]], np.array([False, False, True])) is None
-    assert traces.loop_step(cells[[0, 1, 3]], np.zeros(3, bool)) == 2
+    frames = np.zeros((4, 3, 3), np.uint8)
+    for t, (r, c) in enumerate([(1, 1), (1, 2), (1, 2), (1, 1)]):
+        frames[t, r, c] = 2
+    assert traces.loop_step(frames) == 2  # a bump into a wall
+    turned = frames[[0, 1, 3]].copy()
+    turned[2, 1, 1] = 3  # back on the first cell, but another state (a DoorKey heading)
+    assert traces.loop_step(turned) is None
+    assert traces.loop_step(frames[[0, 1, 3]]) == 2
+
+
+def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
+    """traces.play runs only the wanted layouts, together: each of their episodes is the one its
+    evaluation batch played, action for action, its probabilities to float rounding."""
+    root, params, _ = built
+    ev = params.evaluate
+    for name in ("rope_s1", "learned-t_learned_s2"):
+        model = checkpoint.load(root / "models" / name)
+        for n in params.data.suite_sizes:
+            lay, _ = dataset.load_suite(root / "data", n)
+            wanted = lay.ids[[0, len(lay) - 1]]  # from the first and the last batch
+            alone = traces.play(model, lay, params, wanted)
+            for i in range(0, len(lay), ev.batch_size):
+                batch = lay.subset(slice(i, i + ev.batch_size))
+                run = rollout.rollout(
+                    model, batch, params.env, params.model.context, ev.target_return, trace=True
+                )
+                for j in np.flatnonzero(np.isin(batch.ids, wanted)):
+                    rec, steps = alone[int(batch.ids[j])], int(run["steps"][j])
+                    assert rec["steps"] == steps
+                    np.testing.assert_array_equal(rec["actions"], run["actions"][j, :steps])
+                    # a matrix product's rounding may differ with the batch's size: an ulp
+                    np.testing.assert_allclose(rec["probs"], run["probs"][j, :steps], atol=1e-6)
 
 
 def test_attention_is_the_models_and_the_rollouts_probabilities(built):

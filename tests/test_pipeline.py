@@ -258,3 +258,36 @@ def test_bad_params_stop_before_any_job(tmp_path):
     (project / "params.yaml").write_text(yaml.safe_dump(raw))
     done = run(project, "snakemake", "--cores", "1", check=False)
     assert done.returncode != 0 and "epochs" in done.stdout + done.stderr
+
+
+def test_a_doorkey_run_goes_through_snakemake_and_dvc(tmp_path):
+    """A tiny DoorKey run as the README gives it, an overlay in runs/<run>: Snakemake builds it
+    all, DVC tracks its data and models (`dvc add`, as a run's are), a clone pulls them back from
+    the remote, and Snakemake takes the clone as complete."""
+    raw = e2e_params()
+    project = make_project(tmp_path / "project", raw)
+    raw["env"]["world"] = "doorkey"
+    raw["data"].update(suite_sizes=[5, 6], suite_layouts=4)
+    raw["attention"]["grid_size"] = 6
+    raw["explorer"]["max_steps"] = 20
+    raw["evaluate"]["contexts"] = [raw["model"]["context"]]  # as params-doorkey.yaml: none longer
+    (project / "runs" / "doorkey").mkdir(parents=True)
+    (project / "params-doorkey.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    overlay = ["--configfile", "params-doorkey.yaml", "--directory", "runs/doorkey"]
+    run(project, "snakemake", "--cores", "2", *overlay)
+    for out in OUTPUTS:
+        assert (project / "runs/doorkey" / out).is_file(), out
+    summary = json.loads((project / "runs/doorkey/data/summary.json").read_text())
+    assert sorted(summary["suites"]) == ["5", "6"]
+    assert summary["suites"]["6"]["cap"] == 360  # MiniGrid's 10 N^2
+    run(project, "dvc", "add", "-q", "runs/doorkey/data", "runs/doorkey/models")
+    run(project, "git", "add", "-A")
+    run(project, "git", "commit", "-q", "-m", "doorkey run")
+    run(project, "dvc", "push", "-q")
+    clone = tmp_path / "clone"
+    run(tmp_path, "git", "clone", "-q", str(project), str(clone))
+    run(clone, "dvc", "pull", "-q", "runs/doorkey/data.dvc", "runs/doorkey/models.dvc")
+    assert (clone / "runs/doorkey/models/rope_s1/model.safetensors").is_file()
+    run(clone, "snakemake", "--touch", "--forceall", "--cores", "1", *overlay)
+    out = run(clone, "snakemake", "-n", "--cores", "1", *overlay).stdout
+    assert "Nothing to be done" in out, out[-2000:]

@@ -58,9 +58,9 @@ def cmd_data(args, params):
         f"{params.data.train_size}x{params.data.train_size} "
         f"(train {train['episodes']}, mean length {train['length_mean']:.1f}, "
         f"max {train['length_max']}), "
-        f"suites {sorted(int(k) for k in summary['suites'])} x "
-        f"{params.data.suite_layouts} layouts, "
-        f"{time.perf_counter() - started:.1f} s"
+        "suites "
+        + ", ".join(f"{n}x{n}: {s['layouts']}" for n, s in summary["suites"].items())
+        + f" layouts, {time.perf_counter() - started:.1f} s"
     )
 
 

@@ -18,6 +18,7 @@ import jsonschema
 import yaml
 
 from dtpe.model.config import Model, ModelConfig
+from dtpe.world.doorkey import stepper as doorkey_stepper
 
 
 class ParamsError(ValueError):
@@ -40,13 +41,15 @@ class Env:
     wall_density: float
     """chance that a free interior cell becomes a wall"""
     cap_factor: int
-    """episode cap = cap_factor * N steps"""
+    """the maze's episode cap = cap_factor * N steps (DoorKey's is MiniGrid's, 10 N^2)"""
     step_reward: float
     """reward of every step (a penalty, <= 0)"""
     goal_reward: float
     """reward added on reaching the goal"""
 
     def cap(self, size: int) -> int:
+        if self.world == "doorkey":
+            return doorkey_stepper.max_steps(size)
         return self.cap_factor * size
 
 
@@ -123,6 +126,8 @@ class Explorer:
     layouts_per_suite: int
     """layouts per grid size on the explorer page, the same for every model: up to half of them
     (rounded up) the most failed, the rest the lowest layout ids"""
+    max_steps: int
+    """an episode's steps the page and the animations show: a longer one is shown up to here"""
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,7 @@ rule attention:
     input:
         "data",
         model="models/{variant}_s{seed}",
-        code=code("cli", "params", "steps/attention", "steps/dataset", "world/layouts", "world/planner", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint",
-                  "model/state_encoders", "atomic"),
+        code=code("cli", "params", "steps/attention", "steps/dataset", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "model/state_encoders", "atomic", "steps/worlds", "world", "world/doorkey"),
         encodings=variant_code,
     output:
         "results/attention/{variant}_s{seed}.json",

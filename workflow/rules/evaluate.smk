@@ -4,8 +4,7 @@ rule evaluate:
     input:
         "data",
         model="models/{variant}_s{seed}",
-        code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
-                  "model/state_encoders", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "atomic"),
+        code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "steps/dataset", "model/state_encoders", "atomic", "steps/worlds", "world", "world/doorkey"),
         encodings=variant_code,
     output:
         test="results/eval/test/{variant}_s{seed}.csv",

@@ -25,7 +25,7 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "analysis/figures", "analysis/stats", "names", "steps/dataset", "world/maze", "world/vocabulary", "world/layouts", "world/planner"),
+        code=code("cli", "params", "analysis/figures", "analysis/stats", "names", "steps/dataset", "steps/worlds", "world", "world/doorkey"),
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],

@@ -1,8 +1,7 @@
 rule train:
     input:
         "data",
-        code=code("cli", "params", "steps/train", "model/transformer", "model/config", "numerics", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "world/layouts", "world/planner",
-                  "model/state_encoders", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "atomic"),
+        code=code("cli", "params", "steps/train", "model/transformer", "model/config", "numerics", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "model/state_encoders", "atomic", "steps/worlds", "world", "world/doorkey"),
         encodings=variant_code,
     output:
         model=directory("models/{variant}_s{seed}"),

@@ -24,17 +24,10 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from dtpe.analysis import stats
-from dtpe.steps import dataset
-from dtpe.world.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL
+from dtpe.steps import dataset, worlds
+from dtpe.world import pictures
+from dtpe.world.catalog import vocabulary
 
-CODE_STYLE = {
-    EMPTY: ("empty", "#ffffff"),
-    WALL: ("wall", "#3c3c3c"),
-    AGENT: ("agent", "#1f77b4"),
-    GOAL: ("goal", "#2ca02c"),
-    KEY: ("key", "#f2b701"),
-    DOOR: ("door", "#8c564b"),
-}
 TRAINING_PANELS = (
     ("train_loss", "train loss"),
     ("val_loss", "validation loss"),
@@ -52,7 +45,7 @@ def draw(
     methods = json.loads((stats_dir / "methods.json").read_text())
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     figures = {
-        "fig1_maze": maze(Path(data_dir), max(params.data.suite_sizes)),
+        "fig1_maze": maze(Path(data_dir), max(params.data.suite_sizes), params.env),
         "fig2_training": training(pd.read_csv(stats_dir / "training_curves.csv"), colours),
         "fig3_success_by_grid": success_by_grid(
             pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
@@ -87,19 +80,23 @@ def variant_colours(variants: list[str]) -> dict[str, tuple]:
     return {e: cmap(i / (n - 1)) for i, e in enumerate(variants)}
 
 
-def maze(data_dir: Path, size: int) -> Figure:
-    """Figure 1: the first layout of the largest suite with the agent at its start."""
+def maze(data_dir: Path, size: int, env) -> Figure:
+    """Figure 1: the first layout of the largest suite as the agent first sees it. The legend
+    names every code but the agent's others (a DoorKey agent's heading and load)."""
     layouts, optimal_steps = dataset.load_suite(data_dir, size)
-    grid = layouts.grid[0].copy()
-    grid[tuple(layouts.start[0])] = AGENT
-    codes = sorted(CODE_STYLE)
+    world = worlds.of_layouts(layouts)
+    grid = world.replay_env(layouts.subset([0]), env).reset()[0]
+    vocab = vocabulary(world.name)
+    colours = pictures.hex_colours(world.name)
+    shown = set(range(vocab.n_codes)) - set(vocab.agent) | {int(grid[tuple(layouts.start[0])])}
+    codes = sorted(shown)
     fig = Figure(figsize=(6, 5), layout="constrained")
     ax = fig.subplots()
     ax.imshow(
         grid,
-        cmap=ListedColormap([CODE_STYLE[c][1] for c in codes]),
+        cmap=ListedColormap(colours),
         vmin=-0.5,
-        vmax=len(codes) - 0.5,
+        vmax=len(colours) - 0.5,
     )
     ax.set_xticks(np.arange(-0.5, size), minor=True)
     ax.set_yticks(np.arange(-0.5, size), minor=True)
@@ -110,7 +107,7 @@ def maze(data_dir: Path, size: int) -> Figure:
     )
     ax.legend(
         handles=[
-            Patch(facecolor=CODE_STYLE[c][1], edgecolor="black", label=f"{c} {CODE_STYLE[c][0]}")
+            Patch(facecolor=colours[c], edgecolor="black", label=f"{c} {vocab.codes[c]}")
             for c in codes
         ],
         loc="upper left",

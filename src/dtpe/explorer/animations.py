@@ -16,9 +16,7 @@ import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
 from dtpe.names import model_name
-from dtpe.steps import dataset
-from dtpe.world import env
-from dtpe.world.maze import render
+from dtpe.world import pictures
 
 KINDS = ("success", "failure")
 FPS = 6
@@ -31,9 +29,15 @@ MARGIN, TITLE, HEADER, FONT_SIZE, MIN_SIDE = 6, 26, 16, 10, 120
 """pixels: between panels, above each panel (its two-line title), above all (the heading); font
 size; the least side of a panel (small grids are scaled up by whole cells so titles fit)"""
 BACKGROUND, INK, PATH, EMPTY_PANEL = (255, 255, 255), (0, 0, 0), (214, 39, 40), (235, 235, 235)
-PALETTE = Image.new("P", (1, 1))
-PALETTE.putpalette([c for rgb in [*map(tuple, env.COLOURS), INK, PATH, EMPTY_PANEL] for c in rgb])
-"""every colour a frame holds (cells, text, path, an empty panel): frames map onto it exactly"""
+
+
+def palette(world: str) -> Image.Image:
+    """Every colour a frame holds (the world's cells, text, path, an empty panel): frames map
+    onto it exactly."""
+    image = Image.new("P", (1, 1))
+    colours = [*map(tuple, pictures.COLOURS[world]), INK, PATH, EMPTY_PANEL]
+    image.putpalette([int(c) for rgb in colours for c in rgb])
+    return image
 
 
 def gif_name(size: int) -> str:
@@ -54,10 +58,9 @@ def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, st
     return picked
 
 
-def frame(grid: np.ndarray, ep, t: int) -> np.ndarray:
-    """The rgb picture after t actions (the agent where the replay puts it)."""
-    obs = render(grid[None], ep.replay.cells[t][None], ep.replay.has_key[t : t + 1])[0]
-    return env.rgb(obs)
+def frame(ep, t: int, world: str) -> np.ndarray:
+    """The rgb picture after t actions."""
+    return pictures.rgb(ep.replay.frames[t], world)
 
 
 def title(ep, variant: str, kind: str) -> str:
@@ -70,32 +73,31 @@ def title(ep, variant: str, kind: str) -> str:
     return f"{variant}\nfails{loop}"
 
 
-def draw_panel(image, panel, t: int, scale: int) -> None:
-    """One episode's maze after step t, with its path so far, at the panel's corner."""
-    ep, grid, (x, y), _ = panel
-    cells = frame(grid, ep, t).repeat(scale, 0).repeat(scale, 1)
+def draw_panel(image, panel, t: int, scale: int, world: str) -> None:
+    """One episode's grid after step t, with its path so far, at the panel's corner."""
+    ep, (x, y), _ = panel
+    cells = frame(ep, t, world).repeat(scale, 0).repeat(scale, 1)
     image.paste(Image.fromarray(cells), (x, y))
-    centre = (ep.replay.cells[: t + 1] + 0.5) * env.CELL_PIXELS * scale  # (t + 1, 2) row, col
+    centre = (ep.replay.cells[: t + 1] + 0.5) * pictures.CELL_PIXELS * scale  # (t + 1, 2) row, col
     if t:
         ImageDraw.Draw(image).line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
 
 
-def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
+def write(params, picked: dict, size: int, out: Path) -> Path:
     """One grid size's GIF. picked: {(size, variant, kind): explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
-    lay, _ = dataset.load_suite(data_dir, size)
+    world = params.env.world
     variants = params.study.variants
-    scale = -(-MIN_SIDE // (size * env.CELL_PIXELS))
-    side = size * env.CELL_PIXELS * scale
+    scale = -(-MIN_SIDE // (size * pictures.CELL_PIXELS))
+    side = size * pictures.CELL_PIXELS * scale
     font = ImageFont.load_default(size=FONT_SIZE)
     panels = []
     for i, e in enumerate(variants):
         for j, kind in enumerate(KINDS):
             ep = picked[size, e, kind]
             corner = (MARGIN + j * (side + MARGIN), HEADER + i * (side + TITLE) + TITLE)
-            grid = None if ep is None else lay.grid[np.flatnonzero(lay.ids == ep.layout)[0]]
-            panels.append((ep, grid, corner, title(ep, e, kind)))
+            panels.append((ep, corner, title(ep, e, kind)))
     width = MARGIN + 2 * (side + MARGIN)
     canvas = Image.new("RGB", (width, HEADER + len(variants) * (side + TITLE) + MARGIN), BACKGROUND)
     draw = ImageDraw.Draw(canvas)
@@ -106,22 +108,23 @@ def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
         fill=INK,
         font=font,
     )
-    for ep, grid, (x, y), text in panels:
+    for ep, (x, y), text in panels:
         draw.text((x, y - TITLE + 1), text, fill=INK, font=font, spacing=1)
         # the frame marks the maze's border, whose cells are as white as the page
         draw.rectangle((x - 1, y - 1, x + side, y + side), fill=EMPTY_PANEL, outline=INK)
     live = [p for p in panels if p[0] is not None]
-    steps = max((ep.row["steps"] for ep, *_ in live), default=0)
-    frames = []
+    last = {id(p): min(p[0].row["steps"], params.explorer.max_steps) for p in live}
+    steps = max(last.values(), default=0)
+    frames, colours = [], palette(world)
     for f in range(steps + 1):
         image = canvas.copy()
         for panel in live:
-            draw_panel(image, panel, f, scale)
+            draw_panel(image, panel, f, scale, world)
         # a finished episode's panel stays as it is: drawn once into the canvas, then left
-        for panel in [p for p in live if p[0].row["steps"] == f]:
-            draw_panel(canvas, panel, f, scale)
-        live = [p for p in live if p[0].row["steps"] > f]
-        frames.append(image.quantize(palette=PALETTE, dither=Image.Dither.NONE))
+        for panel in [p for p in live if last[id(p)] == f]:
+            draw_panel(canvas, panel, f, scale, world)
+        live = [p for p in live if last[id(p)] > f]
+        frames.append(image.quantize(palette=colours, dither=Image.Dither.NONE))
     frames += [frames[-1]] * HOLD
     path = out / FOLDER / gif_name(size)
     frames[0].save(
@@ -130,6 +133,6 @@ def write(params, data_dir: Path, picked: dict, size: int, out: Path) -> Path:
     return path
 
 
-def write_all(params, data_dir: Path, picked: dict, out: Path) -> list[Path]:
+def write_all(params, picked: dict, out: Path) -> list[Path]:
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
-    return [write(params, data_dir, picked, n, out) for n in params.data.suite_sizes]
+    return [write(params, picked, n, out) for n in params.data.suite_sizes]

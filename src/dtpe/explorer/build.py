@@ -96,7 +96,7 @@ class Episode:
 
     @property
     def loop(self) -> int | None:
-        return traces.loop_step(self.replay.cells, self.replay.has_key)
+        return traces.loop_step(self.replay.frames)
 
 
 def checked(name, variant, seed, lay, layout, rows, played, params) -> Episode:
@@ -151,9 +151,8 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
                 for layout in wanted:
                     ep = checked(name, e, s, lay, layout, rows, played, params)
                     if layout in shown[n]:
-                        ep.attention, _ = traces.attention(
-                            models[name], ep.replay, ep.played["actions"], context
-                        )
+                        first = ep.played["actions"][: params.explorer.max_steps]
+                        ep.attention, _ = traces.attention(models[name], ep.replay, first, context)
                         page.append(ep)
                     for kind, v in for_gif.items():
                         if v == layout:
@@ -191,6 +190,6 @@ def run(params, data_dir: Path, models_dir: Path, grid_dir: Path, out: Path) -> 
     out.mkdir(parents=True, exist_ok=True)
     explorer_page.write(out / PAGE, selection_text(params), raw)
     paths = [out / PAGE]
-    paths += animations.write_all(params, data_dir, picked, out)
+    paths += animations.write_all(params, picked, out)
     paths.append(embeddings.draw(params, models, out))
     return paths

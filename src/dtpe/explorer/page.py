@@ -2,9 +2,10 @@
 embedded as one gzip + base64 blob that the browser unpacks with its own DecompressionStream.
 
 The blob is a 4-byte little-endian length, that many bytes of JSON (models, layouts, episodes),
-then the binary part: per episode, at its `off`, the action probabilities (steps x 4 bytes,
-p * 255) and then, step by step, the attention of the step's state token over its window's
-3w - 1 tokens, layer by layer and head by head, one byte each holding round(sqrt(a) * 15):
+then the binary part: per episode, at its `off`, the action probabilities (shown steps x
+actions bytes, p * 255) and then, step by step, the attention of the step's state token over
+its window's 3w - 1 tokens, layer by layer and head by head, one byte each holding
+round(sqrt(a) * 15):
 16 levels whose square root scale keeps weights as small as 1/225 visible.
 """
 
@@ -19,7 +20,8 @@ from importlib import resources
 import numpy as np
 
 from dtpe.steps import dataset
-from dtpe.world.maze import ACTION_NAMES
+from dtpe.world import pictures
+from dtpe.world.catalog import vocabulary
 
 DATA_MARK = "@@EPISODES@@"
 TEXT_MARK = "@@SELECTION@@"
@@ -35,40 +37,49 @@ def quantize_attention(rows: list[np.ndarray]) -> np.ndarray:
     return np.round(np.sqrt(flat) * ATTENTION_LEVELS).astype(np.uint8)
 
 
-def episode_record(ep, model_index: int, offset: int) -> tuple[dict, bytes]:
-    """(the episode's JSON record, its binary part) for an explorer.Episode."""
+def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: int):
+    """(the episode's JSON record, its binary part) for an explorer.Episode of layout `grid`
+    (N, N), of which the first `shown` steps are kept."""
     n, rep = ep.size, ep.replay
-    keyed = np.flatnonzero(rep.has_key)
-    probs = np.round(np.asarray(ep.played["probs"]).clip(0, 1) * 255).astype(np.uint8)
-    binary = probs.tobytes() + quantize_attention(ep.attention).tobytes()
+    keyed = np.flatnonzero(rep.has_key[: shown + 1])
+    probs = np.round(np.asarray(ep.played["probs"][:shown]).clip(0, 1) * 255).astype(np.uint8)
+    binary = probs.tobytes() + quantize_attention(ep.attention[:shown]).tobytes()
     record = {
         "m": model_index,
         "size": n,
         "layout": ep.layout,
         "success": ep.row["success"],
         "steps": ep.row["steps"],
+        "shown": shown,
         "optimal": ep.row["optimal"],
         "loop": ep.loop,
         "key": int(keyed[0]) if len(keyed) else None,
-        "actions": "".join(str(int(a)) for a in ep.played["actions"]),
-        "rtg": np.round(rep.rtg.astype(float), 4).tolist(),
-        "cells": (rep.cells[:, 0] * n + rep.cells[:, 1]).tolist(),
+        "actions": "".join(str(int(a)) for a in ep.played["actions"][:shown]),
+        "rtg": np.round(rep.rtg[:shown].astype(float), 4).tolist(),
+        "cells": (rep.cells[: shown + 1, 0] * n + rep.cells[: shown + 1, 1]).tolist(),
+        "changes": [changes(frame, grid) for frame in rep.frames[: shown + 1]],
         "off": offset,
     }
     return record, binary
 
 
-def layouts_json(data_dir, episodes) -> dict:
-    """{size: {layout id: {grid: row-major codes as one string, start: row * N + col}}} of the
-    layouts the episodes play."""
+def changes(frame: np.ndarray, grid: np.ndarray) -> list[list[int]]:
+    """[cell (row * N + col), code] of each cell where observation `frame` differs from its
+    layout's `grid`: the agent, and whatever it has moved (the key, the door)."""
+    return [[int(i), int(frame.flat[i])] for i in np.flatnonzero(frame.ravel() != grid.ravel())]
+
+
+def layouts_json(suites: dict, episodes) -> dict:
+    """{size: {layout id: {grid: row-major codes as one string of base-36 digits, start:
+    row * N + col}}} of the layouts the episodes play. suites: {size: Layouts}."""
     out = {}
     for n in sorted({ep.size for ep in episodes}):
-        lay, _ = dataset.load_suite(data_dir, n)
+        lay = suites[n]
         out[str(n)] = {}
         for i in sorted({ep.layout for ep in episodes if ep.size == n}):
             (j,) = np.flatnonzero(lay.ids == i)
             out[str(n)][str(i)] = {
-                "grid": "".join(map(str, lay.grid[j].ravel())),
+                "grid": "".join(np.base_repr(c, 36).lower() for c in lay.grid[j].ravel()),
                 "start": int(lay.start[j, 0] * n + lay.start[j, 1]),
             }
     return out
@@ -76,24 +87,32 @@ def layouts_json(data_dir, episodes) -> dict:
 
 def blob(params, data_dir, models: list[dict], episodes, shape: tuple[int, int]) -> bytes:
     """The page's data, uncompressed. models: [{name, k, t, seed}]; shape: (layers, heads)."""
+    suites = {n: dataset.load_suite(data_dir, n)[0] for n in sorted({ep.size for ep in episodes})}
+    world = params.env.world
+    vocab = vocabulary(world)
     index = {m["name"]: i for i, m in enumerate(models)}
     records, parts, offset = [], [], 0
     for ep in episodes:
-        record, binary = episode_record(ep, index[ep.model], offset)
+        lay = suites[ep.size]
+        grid = lay.grid[np.flatnonzero(lay.ids == ep.layout)[0]]
+        shown = min(ep.row["steps"], params.explorer.max_steps)
+        record, binary = episode_record(ep, index[ep.model], offset, grid, shown)
         records.append(record)
         parts.append(binary)
         offset += len(binary)
     head = {
         "models": models,
         "sizes": list(params.data.suite_sizes),
+        "caps": {str(n): params.env.cap(n) for n in params.data.suite_sizes},
         "context": params.model.context,
         "target_return": params.evaluate.target_return,
-        "cap_factor": params.env.cap_factor,
         "layers": shape[0],
         "heads": shape[1],
         "levels": ATTENTION_LEVELS,
-        "actions": list(ACTION_NAMES),
-        "layouts": layouts_json(data_dir, episodes),
+        "actions": list(vocab.actions),
+        "colours": pictures.hex_colours(world),
+        "names": {str(c): name for c, name in pictures.LEGENDS[world].items()},
+        "layouts": layouts_json(suites, episodes),
         "episodes": records,
     }
     text = json.dumps(head, separators=(",", ":")).encode()

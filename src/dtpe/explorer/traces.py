@@ -2,9 +2,10 @@
 
 `play` runs a suite exactly as `evaluate.suite_rows` does (the same batches of
 evaluate.batch_size, the same lockstep rollout) with `trace=True`, so each episode's actions are
-the evaluation's own. `replay` steps one layout's maze with those actions to recover what the
-model saw: states, cells, the key, the return-to-go. `attention` teacher-forces each step's
-window through the model and keeps every layer's attention of that step's state token.
+the evaluation's own. `replay` steps one layout with those actions in its world's stepper to
+recover what the model saw: observations, cells, the key, the return-to-go. `attention`
+teacher-forces each step's window through the model and keeps every layer's attention of that
+step's state token.
 """
 
 from __future__ import annotations
@@ -17,31 +18,31 @@ import numpy as np
 import torch
 
 from dtpe.model.transformer import TOKENS_PER_STEP
-from dtpe.steps import rollout
-from dtpe.world.maze import BatchedMaze, Layouts
+from dtpe.steps import rollout, worlds
 
 
-def play(model, lay: Layouts, params, wanted: np.ndarray) -> dict[int, dict]:
+def play(model, lay, params, wanted: np.ndarray) -> dict[int, dict]:
     """Traced episodes of the suite's layouts whose ids are in `wanted`: {layout_id: {success,
-    steps, actions (steps,), probs (steps, 4)}}. Only the batches holding a wanted layout run;
-    each runs whole, as in the evaluation."""
-    ev, context = params.evaluate, params.model.context
+    steps, actions (steps,), probs (steps, actions)}}, played together as one batch. The
+    model computes each episode's row on its own (no layer mixes a batch's rows), so an episode
+    plays in this batch as in its evaluation batch: the same actions, the probabilities to a
+    float's rounding (tests/test_explorer.py holds the two to that), and build.checked holds
+    each to its CSV row. Replaying whole evaluation batches instead cost a DoorKey run a grid
+    sweep's time again (its failures run to MiniGrid's 10 N^2 steps)."""
+    ev = params.evaluate
+    batch = lay.subset(np.flatnonzero(np.isin(lay.ids, wanted)))
+    run = rollout.rollout(
+        model, batch, params.env, params.model.context, ev.target_return, ev.precision, trace=True
+    )
     out = {}
-    for i in range(0, len(lay), ev.batch_size):
-        batch = lay.subset(slice(i, i + ev.batch_size))
-        if not np.isin(batch.ids, wanted).any():
-            continue
-        run = rollout.rollout(
-            model, batch, params.env, context, ev.target_return, ev.precision, trace=True
-        )
-        for j in np.flatnonzero(np.isin(batch.ids, wanted)):
-            steps = int(run["steps"][j])
-            out[int(batch.ids[j])] = {
-                "success": bool(run["success"][j]),
-                "steps": steps,
-                "actions": run["actions"][j, :steps],
-                "probs": run["probs"][j, :steps],
-            }
+    for j, layout in enumerate(batch.ids):
+        steps = int(run["steps"][j])
+        out[int(layout)] = {
+            "success": bool(run["success"][j]),
+            "steps": steps,
+            "actions": run["actions"][j, :steps],
+            "probs": run["probs"][j, :steps],
+        }
     return out
 
 
@@ -49,10 +50,10 @@ def play(model, lay: Layouts, params, wanted: np.ndarray) -> dict[int, dict]:
 class Replay:
     """One episode stepped again from its actions. T = steps."""
 
-    states: np.ndarray
-    """(T, N, N) uint8, the observation before each action"""
+    frames: np.ndarray
+    """(T + 1, N, N) uint8, the observation before each action and after the last"""
     cells: np.ndarray
-    """(T + 1, 2) int64, the agent's (row, col) before each action and after the last"""
+    """(T + 1, 2) int64, the agent's (row, col) at those moments"""
     has_key: np.ndarray
     """(T + 1,) bool, whether the agent holds the key at those moments"""
     rtg: np.ndarray
@@ -60,43 +61,52 @@ class Replay:
     success: bool
     """whether the last action reached the goal"""
 
+    @property
+    def states(self) -> np.ndarray:
+        """(T, N, N) uint8, what the model saw: the observation before each action"""
+        return self.frames[:-1]
 
-def replay(lay: Layouts, actions: np.ndarray, env, target_return: float) -> Replay:
-    """Steps layout `lay` (one layout) with `actions`; the return-to-go falls by each reward in
-    float32, as in the rollout."""
+
+def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
+    """Steps layout `lay` (one layout, of any world) with `actions` in its world's stepper; the
+    return-to-go falls by each reward in float32, as in the rollout."""
     if len(lay) != 1:
         raise ValueError(f"replay takes one layout, got {len(lay)}")
-    maze = BatchedMaze(lay, env.cap(lay.size), env.step_reward, env.goal_reward)
-    obs = maze.reset()
-    states, cells, keys, rtg = [], [maze.pos[0].copy()], [bool(maze.has_key[0])], []
+    world = worlds.of_layouts(lay)
+    game = world.replay_env(lay, env)
+    frames = [game.reset()[0]]
+    cells, keys, rtg = [], [], []
     current = torch.tensor([float(target_return)])
     for action in actions:
-        if maze.done[0]:
-            raise ValueError(f"the episode ended after {len(states)} of {len(actions)} actions")
-        states.append(obs[0])
+        if game.done[0]:
+            raise ValueError(f"the episode ended after {len(rtg)} of {len(actions)} actions")
+        pos, carrying = world.agent(game)
+        cells.append(pos[0].copy())
+        keys.append(bool(carrying[0]))
         rtg.append(float(current[0]))
-        obs, reward, _, _ = maze.step(np.array([action]))
+        obs, reward, _, _ = game.step(np.array([action]))
+        frames.append(obs[0])
         current -= torch.from_numpy(reward.astype(np.float32))
-        cells.append(maze.pos[0].copy())
-        keys.append(bool(maze.has_key[0]))
+    pos, carrying = world.agent(game)
     return Replay(
-        states=np.stack(states) if states else np.zeros((0, lay.size, lay.size), np.uint8),
-        cells=np.stack(cells),
-        has_key=np.array(keys),
+        frames=np.stack(frames),
+        cells=np.stack([*cells, pos[0].copy()]),
+        has_key=np.array([*keys, bool(carrying[0])]),
         rtg=np.array(rtg, dtype=np.float32),
-        success=bool(maze.success[0]),
+        success=bool(game.success[0]),
     )
 
 
-def loop_step(cells: np.ndarray, has_key: np.ndarray) -> int | None:
-    """The first step (1-based: after that many actions) whose state (cell, holds key) was
-    already visited, a bump into a wall included; None if the episode never revisits one. A
-    shortest path never does, so this is where the agent started to go round."""
+def loop_step(frames: np.ndarray) -> int | None:
+    """The first step (1-based: after that many actions) whose observation was already seen, a
+    bump into a wall included; None if the episode never revisits one. The observation holds
+    the whole state (in DoorKey the heading and the door too), and a shortest path never
+    revisits a state, so this is where the agent started to go round."""
     seen = set()
-    for t, (cell, key) in enumerate(zip(map(tuple, cells), has_key)):
-        if (cell, key) in seen:
+    for t, frame in enumerate(frames):
+        if frame.tobytes() in seen:
             return t
-        seen.add((cell, key))
+        seen.add(frame.tobytes())
     return None
 
 
@@ -146,10 +156,10 @@ def layer_attention(model, rtg, state_emb, actions, timesteps):
 
 @torch.no_grad()
 def attention(model, rep: Replay, actions: np.ndarray, context: int):
-    """Teacher-forces the episode: returns (rows, logits). rows[t] (L, H, 3w - 1) float32 is the
-    attention of step t's state token over the tokens of its window (w = min(t + 1, context)
-    timesteps, from R of its first step to itself) in every layer and head; logits (T, 4) are
-    the model's at each step's state token.
+    """Teacher-forces the episode's first len(actions) steps: returns (rows, logits). rows[t]
+    (L, H, 3w - 1) float32 is the attention of step t's state token over the tokens of its
+    window (w = min(t + 1, context) timesteps, from R of its first step to itself) in every
+    layer and head; logits (T, actions) are the model's at each step's state token.
 
     The window is what the rollout gave the model at step t: the last `context` timesteps,
     k = 0..w-1. While the window grows (t < context) it is a prefix of the first window, and a
@@ -157,8 +167,8 @@ def attention(model, rep: Replay, actions: np.ndarray, context: int):
     """
     steps = len(actions)
     dev = next(model.parameters()).device
-    states = model.encode_states(torch.from_numpy(rep.states).to(dev))  # (T, D)
-    rtg = torch.from_numpy(rep.rtg).to(dev)
+    states = model.encode_states(torch.from_numpy(rep.states[:steps]).to(dev))  # (T, D)
+    rtg = torch.from_numpy(rep.rtg[:steps]).to(dev)
     acts = torch.from_numpy(np.asarray(actions, dtype=np.int64)).to(dev)
     times = torch.arange(steps, device=dev)
     rows, logits = [], []

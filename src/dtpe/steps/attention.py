@@ -22,9 +22,7 @@ def episode_windows(params, data_dir):
     L = min(K, shortest)."""
     lay, _ = dataset.load_suite(data_dir, params.attention.grid_size)
     lay = lay.subset(slice(0, params.attention.episodes))
-    eps = dataset.rollout_episodes(
-        lay, np.ones(len(lay), bool), 0.0, params.env, np.random.default_rng(0)
-    )
+    eps = dataset.episodes(lay, np.ones(len(lay), bool), 0.0, params.env, np.random.default_rng(0))
     off = eps["offsets"]
     width = int(min(params.model.context, np.diff(off).min()))
     steps = off[:-1, None] + np.arange(width)  # (B, L)

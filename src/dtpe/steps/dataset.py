@@ -16,6 +16,9 @@ steps concatenated, with offsets to cut them apart.
   grid, start, optimal_steps: the episodes' layouts, as in a suite file
 Suite file (`data/suites/N{size}.safetensors`): grid (L, N, N) uint8, start (L, 2) int64,
 optimal_steps (L,) int64, layout_id (L,) int64.
+A DoorKey file (`env.world: doorkey`) also holds heading (E,) or (L,) int64, each start's
+heading (which tells a DoorKey file from a maze's), and its layout_id is the MiniGrid seed that
+draws the layout; each world's expert, layouts and environments are in worlds.py.
 
 safetensors files are byte-deterministic (no timestamps, sorted header), unlike npz.
 """
@@ -29,9 +32,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from dtpe.params import Params, split_sizes
-from dtpe.world import layouts as layout_family
-from dtpe.world.maze import N_ACTIONS, BatchedMaze, Layouts
-from dtpe.world.planner import CostToGo
+from dtpe.steps import worlds
 
 SPLITS = ("train", "val", "test")
 STEP_ARRAYS = ("states", "actions", "expert_actions", "rewards", "rtg", "timesteps")
@@ -41,91 +42,49 @@ class DataError(RuntimeError):
     """A missing or malformed data file."""
 
 
-def rollout_episodes(lay: Layouts, optimal: np.ndarray, detour_prob: float, env, rng) -> dict:
-    """Plays one episode per layout in lockstep: the BFS policy, drawing among the optimal
-    moves at random, with random moves at `detour_prob` per step in the episodes where
-    `optimal` is False."""
-    ctg = CostToGo(lay)
-    maze = BatchedMaze(lay, env.cap(lay.size), env.step_reward, env.goal_reward)
-    which = np.arange(len(lay))
-    obs = maze.reset()
-    states, actions, experts, rewards, alive = [], [], [], [], []
-    while not maze.done.all():
-        expert = ctg.optimal_action(maze.pos, maze.has_key, which, rng)
-        detour = ~optimal & (rng.random(len(lay)) < detour_prob)
-        action = np.where(detour, rng.integers(0, N_ACTIONS, len(lay)), expert)
-        alive.append(~maze.done)
-        states.append(obs)
-        actions.append(action)
-        experts.append(expert)
-        obs, reward, _, _ = maze.step(action)
-        rewards.append(reward)
-    alive = np.stack(alive, 1)  # (E, Tmax)
-    lengths = alive.sum(1)
-    order = np.nonzero(alive)  # episode-major order of real steps
-    rewards = np.stack(rewards, 1).astype(np.float32)
-    rtg = np.flip(np.cumsum(np.flip(rewards, 1), 1), 1)
-    return {
-        "states": np.stack(states, 1)[order].astype(np.uint8),
-        "actions": np.stack(actions, 1)[order].astype(np.uint8),
-        "expert_actions": np.stack(experts, 1)[order].astype(np.uint8),
-        "rewards": rewards[order],
-        "rtg": np.ascontiguousarray(rtg)[order].astype(np.float32),
-        "timesteps": order[1].astype(np.int32),
-        "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-        "optimal": optimal.astype(np.uint8),
-        "success": maze.success.astype(np.uint8),
-        "optimal_steps": ctg.steps(lay.start, np.zeros(len(lay), bool), which).astype(np.int64),
-    }
-
-
-def layout_arrays(lay: Layouts, optimal_steps: np.ndarray) -> dict:
-    return {
-        "grid": lay.grid,
-        "start": lay.start,
-        "layout_id": lay.ids,
-        "optimal_steps": optimal_steps,
-    }
+def layout_arrays(lay, optimal_steps: np.ndarray) -> dict:
+    world = worlds.of_layouts(lay)
+    arrays = {"grid": lay.grid, "start": lay.start, "layout_id": lay.ids}
+    arrays.update({k: getattr(lay, k) for k in world.extra_layout_arrays})
+    arrays["optimal_steps"] = optimal_steps
+    return arrays
 
 
 def build(params: Params, out_dir: Path) -> dict:
     """Writes the three episode splits and the evaluation suites; returns the summary."""
     d, env = params.data, params.env
+    world = worlds.WORLDS[env.world]
     rng = np.random.default_rng(d.seed)
-    lay = layout_family.generate(d.train_size, d.episodes, rng, env.wall_density)
+    lay = world.draw(d.train_size, d.episodes, rng, env)
     optimal = np.zeros(d.episodes, dtype=bool)
     optimal[rng.permutation(d.episodes)[: round(d.optimal_fraction * d.episodes)]] = True
-    episodes = rollout_episodes(lay, optimal, d.detour_prob, env, rng)
+    episodes = world.episodes(lay, optimal, d.detour_prob, env, rng)
 
     counts = split_sizes(d.episodes, d.split)
     order = rng.permutation(d.episodes)
     bounds = np.cumsum([0] + [counts[s] for s in SPLITS])
     out_dir.mkdir(parents=True, exist_ok=True)
+    # one key only: safetensors writes several in an order that changes from run to run
+    metadata = {"size": str(d.train_size)}
     summary = {"train_size": d.train_size, "splits": {}, "suites": {}}
     for name, lo, hi in zip(SPLITS, bounds[:-1], bounds[1:]):
         part = np.sort(order[lo:hi])
         arrays = select_episodes(episodes, part)
         arrays.update(
-            {"grid": lay.grid[part], "start": lay.start[part], "layout_id": lay.ids[part]}
+            {k: v for k, v in layout_arrays(lay.subset(part), None).items() if k != "optimal_steps"}
         )
-        save_file(
-            arrays, str(out_dir / f"{name}.safetensors"), metadata={"size": str(d.train_size)}
-        )
+        save_file(arrays, str(out_dir / f"{name}.safetensors"), metadata=metadata)
         summary["splits"][name] = describe(arrays)
 
     # Suites must be new layouts for every model: the exclusion set makes disjointness a
     # property of the generator, and the check below verifies it on the written files.
-    seen = {layout_family.fingerprint(g, s) for g, s in zip(lay.grid, lay.start)}
+    seen = set(world.fingerprints(lay))
     suite_rng = np.random.default_rng(d.suite_seed)
     (out_dir / "suites").mkdir(exist_ok=True)
     for size in d.suite_sizes:
-        suite = layout_family.generate(
-            size, d.suite_layouts, suite_rng, env.wall_density, exclude=seen
-        )
-        seen |= {layout_family.fingerprint(g, s) for g, s in zip(suite.grid, suite.start)}
-        steps = CostToGo(suite).steps(
-            suite.start, np.zeros(len(suite), bool), np.arange(len(suite))
-        )
+        suite = world.draw(size, d.suite_layouts, suite_rng, env, exclude=seen, whole=False)
+        seen |= set(world.fingerprints(suite))
+        steps = world.optimal_steps(suite)
         save_file(
             layout_arrays(suite, steps.astype(np.int64)),
             str(out_dir / "suites" / f"N{size}.safetensors"),
@@ -176,8 +135,7 @@ def check_disjoint(data_dir: Path, suite_sizes) -> None:
         f"suites/N{n}.safetensors" for n in suite_sizes
     ]:
         arrays = load_file(str(data_dir / name))
-        for g, s in zip(arrays["grid"], arrays["start"]):
-            code = layout_family.fingerprint(g, s)
+        for code in world_of(arrays).fingerprints(world_of(arrays).layouts(arrays)):
             if code in seen:
                 raise DataError(
                     f"layout in {name} repeats one in {seen[code]}: "
@@ -197,11 +155,22 @@ def load(path: Path) -> dict:
         raise DataError(f"data file {path} is corrupt or truncated: {e}") from e
 
 
-def load_suite(data_dir: Path, size: int) -> tuple[Layouts, np.ndarray]:
+def world_of(arrays: dict):
+    """The world whose layouts a data file holds: DoorKey's carry each start's heading."""
+    return worlds.DoorKey if "heading" in arrays else worlds.Maze
+
+
+def episodes(lay, optimal: np.ndarray, detour_prob: float, env, rng) -> dict:
+    """The expert's episodes on layouts `lay` of any world (worlds.play_expert)."""
+    return worlds.of_layouts(lay).episodes(lay, optimal, detour_prob, env, rng)
+
+
+def load_suite(data_dir: Path, size: int) -> tuple:
+    """A suite's layouts (the world's Layouts) and their optimal steps."""
     arrays = load(Path(data_dir) / "suites" / f"N{size}.safetensors")
-    return Layouts(arrays["grid"], arrays["start"], arrays["layout_id"]), arrays["optimal_steps"]
+    return world_of(arrays).layouts(arrays), arrays["optimal_steps"]
 
 
 def load_split_layouts(data_dir: Path, split: str):
     arrays = load(Path(data_dir) / f"{split}.safetensors")
-    return Layouts(arrays["grid"], arrays["start"], arrays["layout_id"]), arrays["optimal_steps"]
+    return world_of(arrays).layouts(arrays), arrays["optimal_steps"]

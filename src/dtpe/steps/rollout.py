@@ -1,8 +1,8 @@
 """Batched episodes: a policy plays a batch of environments in lockstep, once per step for the
 whole batch of unfinished episodes. `play` takes any environment and policy of the two small
-interfaces below: the maze's own batched stepper (world/maze.py) or a Gymnasium vector env of
-KeyDoorMaze-v0 through world/env.py's GymVectorBatch; the Decision Transformer
-(model/policy.py) or any other policy. `rollout` is the evaluation's: the model on the maze.
+interfaces below: the maze's own batched stepper (world/maze.py) or a Gymnasium vector env
+(KeyDoorMaze-v0, MiniGrid's DoorKey) through world/env.py's GymVectorBatch; the Decision Transformer
+(model/policy.py) or any other policy. `rollout` is the evaluation's: the model in its world.
 
 A failed episode counts the steps it took, i.e. the cap."""
 
@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from dtpe.model.policy import DecisionTransformerPolicy
-from dtpe.world.maze import BatchedMaze, Layouts
+from dtpe.steps import worlds
 
 
 class BatchedEnv(Protocol):
@@ -80,15 +80,16 @@ def play(env: BatchedEnv, policy: Policy, cap: int, trace: bool = False) -> dict
 
 def rollout(
     model,
-    lay: Layouts,
+    lay,
     env,
     context: int,
     target_return: float,
     precision: str = "fp32",
     trace: bool = False,
 ) -> dict:
-    """Greedy episodes of `model` on every layout of the maze, whose rules and cap are the
-    `env` params: `play`'s results."""
+    """Greedy episodes of `model` on every layout `lay` in its world's evaluation environment
+    (worlds.py: the maze's stepper, MiniGrid for DoorKey), whose rewards and cap are the `env`
+    params: `play`'s results."""
     policy = DecisionTransformerPolicy(model, context, target_return, precision)
-    cap = env.cap(lay.size)
-    return play(BatchedMaze(lay, cap, env.step_reward, env.goal_reward), policy, cap, trace)
+    game = worlds.of_layouts(lay).evaluation_env(lay, env)
+    return play(game, policy, env.cap(lay.size), trace)

@@ -150,13 +150,16 @@ class GymVectorBatch:
     per episode, and once an episode has ended its actions are ignored and its reward is 0. A
     vector env resets a finished env by itself (autoreset, on the next step in Gymnasium's
     default mode) and plays on; whatever the mode, what it plays after an episode's end belongs
-    to no episode here."""
+    to no episode here. Other worlds' vector envs play through it too
+    (world/doorkey/minigrid_env.py)."""
 
-    def __init__(self, vector_env: gym.vector.VectorEnv):
-        self.vector_env = vector_env
+    def __init__(self, vector_env: gym.vector.VectorEnv, seeds: list[int] | None = None):
+        self.vector_env, self.seeds = vector_env, seeds
 
     def reset(self) -> np.ndarray:
-        obs, _ = self.vector_env.reset()
+        """Starts every episode, each env with its own of `seeds` if given (the same episodes
+        at every reset)."""
+        obs, _ = self.vector_env.reset(seed=self.seeds)
         b = self.vector_env.num_envs
         self.t = np.zeros(b, dtype=np.int64)
         self.success = np.zeros(b, dtype=bool)

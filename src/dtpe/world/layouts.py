@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dtpe.world import grids
 from dtpe.world.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, Layouts
 from dtpe.world.planner import UNREACHABLE, CostToGo
 
@@ -19,11 +20,7 @@ MIN_SIZE = 5
 
 
 def check_size(size) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-        raise ValueError(f"grid size must be an integer, got {size!r}")
-    if size < MIN_SIZE:
-        raise ValueError(f"grid size {size} is below the minimum of {MIN_SIZE}")
-    return int(size)
+    return grids.check_size(size, MIN_SIZE)
 
 
 def _pick(free: np.ndarray, rng: np.random.Generator) -> np.ndarray:

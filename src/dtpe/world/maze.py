@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dtpe.world.grids import locate
+from dtpe.world.lockstep import Lockstep
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, AGENT, GOAL, KEY, DOOR = range(6)
@@ -38,7 +40,7 @@ class Layouts:
     ids: np.ndarray
 
     def __post_init__(self):
-        self.goal = _locate(self.grid, GOAL)
+        self.goal = locate(self.grid, GOAL)
 
     def __len__(self) -> int:
         return len(self.grid)
@@ -49,12 +51,6 @@ class Layouts:
 
     def subset(self, index) -> "Layouts":
         return Layouts(self.grid[index], self.start[index], self.ids[index])
-
-
-def _locate(grid: np.ndarray, code: int) -> np.ndarray:
-    """(B, 2) cell of the one `code` in each grid."""
-    flat = (grid.reshape(len(grid), -1) == code).argmax(1)
-    return np.stack(np.divmod(flat, grid.shape[-1]), 1).astype(np.int64)
 
 
 def transition(grid, pos, has_key, action, layout_index=None):
@@ -87,39 +83,19 @@ def render(grid, pos, has_key) -> np.ndarray:
     return obs
 
 
-class BatchedMaze:
-    """B mazes of one size stepped in lockstep. Finished episodes stay frozen (their actions are
-    ignored, their reward is 0) until every episode is done."""
+class BatchedMaze(Lockstep):
+    """B mazes of one size stepped in lockstep (world/lockstep.py's rules of an episode). The
+    state: each agent's cell and whether it holds the key."""
 
-    def __init__(self, layouts: Layouts, cap: int, step_reward: float, goal_reward: float):
-        self.layouts, self.cap = layouts, cap
-        self.step_reward, self.goal_reward = step_reward, goal_reward
-        self.reset()
-
-    def reset(self) -> np.ndarray:
-        b = len(self.layouts)
+    def start_state(self) -> None:
         self.pos = self.layouts.start.copy()
-        self.has_key = np.zeros(b, dtype=bool)
-        self.t = np.zeros(b, dtype=np.int64)
-        self.success = np.zeros(b, dtype=bool)
-        self.done = np.zeros(b, dtype=bool)
-        return self.observe()
+        self.has_key = np.zeros(len(self.layouts), dtype=bool)
+
+    def move(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray:
+        pos, has_key, at_goal = transition(self.layouts.grid, self.pos, self.has_key, actions)
+        self.pos = np.where(active[:, None], pos, self.pos)
+        self.has_key = np.where(active, has_key, self.has_key)
+        return at_goal
 
     def observe(self) -> np.ndarray:
         return render(self.layouts.grid, self.pos, self.has_key)
-
-    def step(self, actions: np.ndarray):
-        """Returns (obs, reward, terminated, truncated), each over all B mazes."""
-        active = ~self.done
-        pos, has_key, at_goal = transition(
-            self.layouts.grid, self.pos, self.has_key, np.asarray(actions)
-        )
-        self.pos = np.where(active[:, None], pos, self.pos)
-        self.has_key = np.where(active, has_key, self.has_key)
-        self.t += active
-        terminated = active & at_goal
-        truncated = active & ~at_goal & (self.t >= self.cap)
-        reward = np.where(active, self.step_reward + self.goal_reward * terminated, 0.0)
-        self.success |= terminated
-        self.done |= terminated | truncated
-        return self.observe(), reward, terminated, truncated

@@ -12,6 +12,7 @@ import numpy as np
 from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
 from minigrid.envs import DoorKeyEnv
 
+from dtpe.world import grids
 from dtpe.world.doorkey.rules import (
     AGENT,
     DOOR_CLOSED,
@@ -42,11 +43,7 @@ for _object, _state, _code in [
 
 
 def check_size(size) -> int:
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
-        raise ValueError(f"size must be an integer, got {size!r}")
-    if size < MIN_SIZE:
-        raise ValueError(f"size {size} is below DoorKey's minimum of {MIN_SIZE}")
-    return int(size)
+    return grids.check_size(size, MIN_SIZE, "DoorKey's")
 
 
 def observe(env: DoorKeyEnv) -> np.ndarray:

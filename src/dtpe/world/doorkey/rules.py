@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dtpe.world.grids import locate
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, GOAL, KEY, DOOR_LOCKED, DOOR_CLOSED, DOOR_OPEN = range(7)
@@ -65,9 +66,9 @@ class Layouts:
     seeds: np.ndarray
 
     def __post_init__(self):
-        self.key = _locate(self.grid, KEY)
-        self.door = _locate(self.grid, DOOR_LOCKED)
-        self.goal = _locate(self.grid, GOAL)
+        self.key = locate(self.grid, KEY)
+        self.door = locate(self.grid, DOOR_LOCKED)
+        self.goal = locate(self.grid, GOAL)
 
     def __len__(self) -> int:
         return len(self.grid)
@@ -75,6 +76,11 @@ class Layouts:
     @property
     def size(self) -> int:
         return self.grid.shape[1]
+
+    @property
+    def ids(self) -> np.ndarray:
+        """each layout's id, as the evaluation's rows name it: its seed"""
+        return self.seeds
 
     def subset(self, index) -> "Layouts":
         return Layouts(self.grid[index], self.start[index], self.heading[index], self.seeds[index])
@@ -89,12 +95,6 @@ class State:
     heading: np.ndarray
     carrying: np.ndarray
     door: np.ndarray
-
-
-def _locate(grid: np.ndarray, code: int) -> np.ndarray:
-    """(B, 2) cell of the one `code` in each grid."""
-    flat = (grid.reshape(len(grid), -1) == code).argmax(1)
-    return np.stack(np.divmod(flat, grid.shape[-1]), 1).astype(np.int64)
 
 
 def initial_state(layouts: Layouts) -> State:

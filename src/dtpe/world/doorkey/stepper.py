@@ -1,0 +1,44 @@
+"""B DoorKey episodes of one size stepped in lockstep by this world's numpy rules (rules.py),
+the BatchedEnv of steps/rollout.py: what data generation plays its expert in and what the
+explorer replays a model's actions in. Evaluation plays MiniGrid itself (minigrid_env.py); the
+two agree step for step (tests/test_doorkey_world.py).
+
+Rewards follow the project's convention, not MiniGrid's: `step_reward` every step plus
+`goal_reward` on reaching the goal, so a step costs the same at every grid size and the
+return-to-go a model is conditioned on means the same at 16 x 16 as at 8 x 8. MiniGrid's own
+reward, 1 - 0.9 steps / max_steps with max_steps = 10 N^2, values a step less the larger the
+grid. The step limit is MiniGrid's (`max_steps`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dtpe.world.doorkey.rules import initial_state, render, transition
+from dtpe.world.lockstep import Lockstep
+
+STEPS_PER_CELL = 10
+"""MiniGrid DoorKeyEnv's step limit is 10 N^2 (`max_steps=10 * size * size`)"""
+
+
+def max_steps(size: int) -> int:
+    return STEPS_PER_CELL * size * size
+
+
+class BatchedDoorKey(Lockstep):
+    """B DoorKey episodes of one size stepped in lockstep (world/lockstep.py's rules of an
+    episode). The state: rules.State."""
+
+    def start_state(self) -> None:
+        self.state = initial_state(self.layouts)
+
+    def move(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray:
+        state, at_goal = transition(self.layouts, self.state, actions)
+        for name in ("pos", "heading", "carrying", "door"):
+            old, new = getattr(self.state, name), getattr(state, name)
+            setattr(
+                self.state, name, np.where(active[:, None] if old.ndim == 2 else active, new, old)
+            )
+        return at_goal
+
+    def observe(self) -> np.ndarray:
+        return render(self.layouts, self.state)
