@@ -16,6 +16,7 @@ from dtpe import names
 from dtpe import params as params_mod
 from dtpe.explorer import build as explorer
 from dtpe.explorer import page as explorer_page
+from dtpe.explorer import traces
 from dtpe.model import checkpoint
 from dtpe.steps import dataset, rollout
 from dtpe.world.doorkey.rules import MINIGRID_ACTIONS
@@ -128,6 +129,19 @@ def test_evaluation_episodes_are_minigrids_own(built):
             )
             assert terminated == bool(run["success"][i])
             assert terminated or (truncated and steps == params.env.cap(n))
+
+
+def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
+    root, params = built
+    model = checkpoint.load(root / "models" / names.model_name("learned", 1))
+    for n in SIZES:
+        lay, _ = dataset.load_suite(root / "data", n)
+        wanted = lay.ids[[1, len(lay) - 2]]
+        alone = traces.play(model, lay, params, wanted)
+        batched = traces.play(model, lay, params, wanted, as_evaluated=True)
+        for i in wanted:
+            assert alone[i]["steps"] == batched[i]["steps"]
+            np.testing.assert_array_equal(alone[i]["actions"], batched[i]["actions"])
 
 
 def test_explorer_page_draws_minigrids_observations(built):

@@ -126,6 +126,34 @@ def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
                     np.testing.assert_allclose(rec["probs"], run["probs"][j, :steps], atol=1e-6)
 
 
+def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, monkeypatch):
+    """Where the one-batch replay's outcome differs from the CSV row (a near tie that a batch's
+    rounding breaks the other way), the explorer plays the evaluation's own batches."""
+    root, params, _ = built
+    real, calls = traces.play, []
+
+    def tie_broken(model, lay, params, wanted, as_evaluated=False):
+        calls.append(as_evaluated)
+        out = real(model, lay, params, wanted, as_evaluated)
+        if not as_evaluated:
+            first = min(out)
+            out[first] = {**out[first], "steps": out[first]["steps"] + 1}
+        return out
+
+    monkeypatch.setattr(traces, "play", tie_broken)
+    grid = grid_rows(root, params)
+    models = {
+        m["name"]: checkpoint.load(root / "models" / m["name"])
+        for m in explorer.model_table(params)
+    }
+    page, _ = explorer.collect(params, root / "data", models, grid)
+    assert calls.count(True) == calls.count(False) > 0
+    rows = grid.set_index(["model", "grid_size", "layout_id"])
+    for ep in page:
+        row = rows.loc[(ep.model, ep.size, ep.layout)]
+        assert (ep.row["success"], ep.row["steps"]) == (row.success, row.steps)
+
+
 def test_attention_is_the_models_and_the_rollouts_probabilities(built):
     root, params, _ = built
     model = checkpoint.load(root / "models" / "rope_s1")

@@ -99,6 +99,14 @@ class Episode:
         return traces.loop_step(self.replay.frames)
 
 
+def disagrees(record: dict, rows: pd.DataFrame, layout: int) -> bool:
+    """Whether a played episode's outcome differs from its CSV row (or it has none)."""
+    if layout not in rows.index:
+        return True
+    row = rows.loc[layout]
+    return (record["success"], record["steps"]) != (bool(row.success), int(row.steps))
+
+
 def checked(name, variant, seed, lay, layout, rows, played, params) -> Episode:
     """The played episode of `layout`, replayed, and held to its CSV row `rows.loc[layout]`."""
     if layout not in rows.index:
@@ -148,6 +156,8 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
                 wanted = sorted(set(shown[n]) | {v for v in for_gif.values() if v is not None})
                 played = traces.play(models[name], lay, params, np.array(wanted))
                 rows = grid[(grid.model == name) & (grid.grid_size == n)].set_index("layout_id")
+                if any(disagrees(played[i], rows, i) for i in wanted):
+                    played = traces.play(models[name], lay, params, wanted, as_evaluated=True)
                 for layout in wanted:
                     ep = checked(name, e, s, lay, layout, rows, played, params)
                     if layout in shown[n]:

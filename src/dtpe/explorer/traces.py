@@ -1,11 +1,10 @@
 """Episodes of the evaluation replayed step by step, for the explorer and the animations.
 
-`play` runs a suite exactly as `evaluate.suite_rows` does (the same batches of
-evaluate.batch_size, the same lockstep rollout) with `trace=True`, so each episode's actions are
-the evaluation's own. `replay` steps one layout with those actions in its world's stepper to
-recover what the model saw: observations, cells, the key, the return-to-go. `attention`
-teacher-forces each step's window through the model and keeps every layer's attention of that
-step's state token.
+`play` runs the wanted layouts of a suite as `evaluate.suite_rows` does (the same lockstep
+rollout) with `trace=True`, so each episode's actions are the evaluation's own. `replay` steps
+one layout with those actions in its world's stepper to recover what the model saw:
+observations, cells, the key, the return-to-go. `attention` teacher-forces each step's window
+through the model and keeps every layer's attention of that step's state token.
 """
 
 from __future__ import annotations
@@ -21,28 +20,41 @@ from dtpe.model.transformer import TOKENS_PER_STEP
 from dtpe.steps import rollout, worlds
 
 
-def play(model, lay, params, wanted: np.ndarray) -> dict[int, dict]:
+def play(model, lay, params, wanted: np.ndarray, as_evaluated: bool = False) -> dict[int, dict]:
     """Traced episodes of the suite's layouts whose ids are in `wanted`: {layout_id: {success,
-    steps, actions (steps,), probs (steps, actions)}}, played together as one batch. The
-    model computes each episode's row on its own (no layer mixes a batch's rows), so an episode
-    plays in this batch as in its evaluation batch: the same actions, the probabilities to a
-    float's rounding (tests/test_explorer.py holds the two to that), and build.checked holds
-    each to its CSV row. Replaying whole evaluation batches instead cost a DoorKey run a grid
-    sweep's time again (its failures run to MiniGrid's 10 N^2 steps)."""
+    steps, actions (steps,), probs (steps, actions)}}, played together as one batch, or with
+    `as_evaluated` in the evaluation's own batches of evaluate.batch_size (each batch holding a
+    wanted layout played whole). The model computes each episode's row on its own, so a batch's
+    size changes a probability by a float's rounding at most (tests/test_explorer.py): the
+    same actions unless the greedy choice is a near tie. One batch spares a DoorKey run a grid
+    sweep's time again (its failures run to MiniGrid's 10 N^2 steps); build.collect plays the
+    evaluation's batches where an outcome differs from its CSV row."""
     ev = params.evaluate
-    batch = lay.subset(np.flatnonzero(np.isin(lay.ids, wanted)))
-    run = rollout.rollout(
-        model, batch, params.env, params.model.context, ev.target_return, ev.precision, trace=True
-    )
+    if as_evaluated:
+        starts = range(0, len(lay), ev.batch_size)
+        batches = [lay.subset(slice(i, i + ev.batch_size)) for i in starts]
+        batches = [b for b in batches if np.isin(b.ids, wanted).any()]
+    else:
+        batches = [lay.subset(np.flatnonzero(np.isin(lay.ids, wanted)))]
     out = {}
-    for j, layout in enumerate(batch.ids):
-        steps = int(run["steps"][j])
-        out[int(layout)] = {
-            "success": bool(run["success"][j]),
-            "steps": steps,
-            "actions": run["actions"][j, :steps],
-            "probs": run["probs"][j, :steps],
-        }
+    for batch in batches:
+        run = rollout.rollout(
+            model,
+            batch,
+            params.env,
+            params.model.context,
+            ev.target_return,
+            ev.precision,
+            trace=True,
+        )
+        for j in np.flatnonzero(np.isin(batch.ids, wanted)):
+            steps = int(run["steps"][j])
+            out[int(batch.ids[j])] = {
+                "success": bool(run["success"][j]),
+                "steps": steps,
+                "actions": run["actions"][j, :steps],
+                "probs": run["probs"][j, :steps],
+            }
     return out
 
 
