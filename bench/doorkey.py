@@ -27,18 +27,15 @@ from pathlib import Path
 import gymnasium as gym
 import minigrid  # noqa: F401  registers MiniGrid-DoorKey-8x8-v0
 import numpy as np
-from env import minigrid_rate  # bench/env.py, beside this script
+from env import SIZE, batched_rate, minigrid_rate  # bench/env.py, beside this script
 
 from dtpe import params as params_mod
 from dtpe.steps import dataset, worlds
-from dtpe.world import layouts as maze_layouts
 from dtpe.world.doorkey.minigrid_env import vector_env
 from dtpe.world.doorkey.rules import N_ACTIONS
 from dtpe.world.doorkey.stepper import BatchedDoorKey
-from dtpe.world.maze import BatchedMaze
 
 ROOT = Path(__file__).resolve().parents[1]
-SIZE = 8
 PEER = "MiniGrid-DoorKey-8x8-v0"
 
 
@@ -79,7 +76,6 @@ def main() -> None:
     env = doorkey.env
     lay = worlds.DoorKey.draw(SIZE, 4 * args.batch, rng, env)
     pool = [lay.subset(slice(i * args.batch, (i + 1) * args.batch)) for i in range(4)]
-    maze_pool = maze_layouts.generate(SIZE, args.batch, rng, maze.env.wall_density)
     contenders = {
         "MiniGrid vector env (evaluation)": lambda: vector_env(
             pool[int(rng.integers(4))], env.step_reward, env.goal_reward
@@ -87,19 +83,18 @@ def main() -> None:
         "BatchedDoorKey (data)": lambda: BatchedDoorKey(
             pool[int(rng.integers(4))], env.cap(SIZE), env.step_reward, env.goal_reward
         ),
-        "BatchedMaze": lambda: BatchedMaze(
-            maze_pool, maze.env.cap(SIZE), maze.env.step_reward, maze.env.goal_reward
-        ),
     }
     rates = {}
     for name, make in contenders.items():
-        n_actions = 4 if name == "BatchedMaze" else N_ACTIONS
-        batch_rate(make, n_actions, args.batch, 0.2, rng)  # warm-up
-        rates[name] = batch_rate(make, n_actions, args.batch, args.seconds, rng)
+        batch_rate(make, N_ACTIONS, args.batch, 0.2, rng)  # warm-up
+        rates[name] = batch_rate(make, N_ACTIONS, args.batch, args.seconds, rng)
         print(
             f"{name}, B={args.batch}, {SIZE}x{SIZE}, random actions: "
             f"{rates[name]:,.0f} agent-steps/s"
         )
+    batched_rate(maze.env, args.batch, 0.2, rng)  # bench/env.py's own measure of the maze
+    rates["BatchedMaze"] = batched_rate(maze.env, args.batch, args.seconds, rng)
+    print(f"BatchedMaze, B={args.batch}, {SIZE}x{SIZE}: {rates['BatchedMaze']:,.0f} agent-steps/s")
     peers = {}
     for how, single in (("gym.make", gym.make(PEER)), ("bare env", gym.make(PEER).unwrapped)):
         minigrid_rate(single, 0.2, rng)

@@ -18,7 +18,7 @@ from dtpe.explorer import animations, embeddings, traces
 from dtpe.explorer import build as explorer
 from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
-from dtpe.steps import dataset, rollout
+from dtpe.steps import dataset
 from dtpe.world import env as env_mod
 
 # One variant with another t, so that the page has two k and two t to pick from.
@@ -106,24 +106,18 @@ def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
     """traces.play runs only the wanted layouts, together: each of their episodes is the one its
     evaluation batch played, action for action, its probabilities to float rounding."""
     root, params, _ = built
-    ev = params.evaluate
     for name in ("rope_s1", "learned-t_learned_s2"):
         model = checkpoint.load(root / "models" / name)
         for n in params.data.suite_sizes:
             lay, _ = dataset.load_suite(root / "data", n)
             wanted = lay.ids[[0, len(lay) - 1]]  # from the first and the last batch
             alone = traces.play(model, lay, params, wanted)
-            for i in range(0, len(lay), ev.batch_size):
-                batch = lay.subset(slice(i, i + ev.batch_size))
-                run = rollout.rollout(
-                    model, batch, params.env, params.model.context, ev.target_return, trace=True
-                )
-                for j in np.flatnonzero(np.isin(batch.ids, wanted)):
-                    rec, steps = alone[int(batch.ids[j])], int(run["steps"][j])
-                    assert rec["steps"] == steps
-                    np.testing.assert_array_equal(rec["actions"], run["actions"][j, :steps])
-                    # a matrix product's rounding may differ with the batch's size: an ulp
-                    np.testing.assert_allclose(rec["probs"], run["probs"][j, :steps], atol=1e-6)
+            batched = traces.play(model, lay, params, wanted, as_evaluated=True)
+            for i in wanted:
+                assert alone[i]["steps"] == batched[i]["steps"]
+                np.testing.assert_array_equal(alone[i]["actions"], batched[i]["actions"])
+                # a matrix product's rounding may differ with the batch's size: an ulp
+                np.testing.assert_allclose(alone[i]["probs"], batched[i]["probs"], atol=1e-6)
 
 
 def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, monkeypatch):
