@@ -13,9 +13,19 @@ from dtpe import names, numerics
 from dtpe import params as params_mod
 
 
-def per_model(params, folder: Path, suffix: str) -> list[Path]:
-    """The per-model files of a step, for every variant and seed in the params."""
-    return names.per_model(params.study.variants, params.study.seeds, folder, suffix)
+def run_models(params, results: Path) -> list[tuple[str, int]]:
+    """(variant, seed) of the run's models: every variant at every seed, or in a sequential run
+    the models of its finished interims, replayed from the evaluations in `results`."""
+    if params.verdict.sequential:
+        from dtpe.analysis import sequential
+
+        return sequential.plan(params, results / "eval" / "grid").finished
+    return [(v, s) for v in params.study.variants for s in params.study.seeds]
+
+
+def per_model(params, results: Path, folder: str, suffix: str) -> list[Path]:
+    """The per-model files of a step under `results`/`folder`, for every model of the run."""
+    return names.per_model(run_models(params, results), results / folder, suffix)
 
 
 def cmd_check(args, params):
@@ -29,6 +39,7 @@ def cmd_check(args, params):
     import hashlib
 
     from dtpe import atomic
+    from dtpe.analysis import design
     from dtpe.model.catalog import options_of
     from dtpe.model.encodings import sources
 
@@ -41,8 +52,15 @@ def cmd_check(args, params):
         }
         for name in params.study.variants
     }
+    verdict = design.check(params)
+    if params.verdict.confirmatory and not verdict.can_reject:
+        raise params_mod.ParamsError(
+            f"{args.params}: a confirmatory run whose design cannot reject: {verdict.sentence()}"
+        )
+    validated["design"] = verdict.as_dict()
     atomic.write_text(args.out, json.dumps(validated, indent=1) + "\n")
     print(f"check: {args.params} is valid; wrote {args.out}")
+    print(f"check: {verdict.sentence()}")
 
 
 def cmd_data(args, params):
@@ -138,11 +156,11 @@ def cmd_stats(args, params):
         tmp.mkdir()
         stats.run(
             params,
-            per_model(params, results / "eval" / "test", ".csv"),
-            per_model(params, results / "eval" / "grid", ".csv"),
-            per_model(params, results / "eval" / "context", ".csv"),
-            per_model(params, results / "train", "/metrics.csv"),
-            per_model(params, results / "attention", ".json"),
+            per_model(params, results, "eval/test", ".csv"),
+            per_model(params, results, "eval/grid", ".csv"),
+            per_model(params, results, "eval/context", ".csv"),
+            per_model(params, results, "train", "/metrics.csv"),
+            per_model(params, results, "attention", ".json"),
             tmp,
         )
 
@@ -164,7 +182,7 @@ def cmd_figures(args, params):
         params,
         Path(args.data),
         results / "stats",
-        per_model(params, results / "attention", ".json"),
+        per_model(params, results, "attention", ".json"),
         Path(args.out),
     )
     print("figures: " + ", ".join(str(p) for p in paths))
@@ -179,7 +197,7 @@ def cmd_report(args, params):
         results / "stats",
         results / "tables",
         Path(args.figures),
-        per_model(params, results / "attention", ".json"),
+        per_model(params, results, "attention", ".json"),
         _timings(Path(args.benchmarks)),
         Path(args.out),
     )

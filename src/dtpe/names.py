@@ -21,6 +21,6 @@ def parse(name: str) -> tuple[str, int]:
     return match["variant"], int(match["seed"])
 
 
-def per_model(variants, seeds, folder: Path, suffix: str) -> list[Path]:
-    """The per-model files of a step, for every variant and seed."""
-    return [Path(folder) / f"{model_name(v, s)}{suffix}" for v in variants for s in seeds]
+def per_model(models, folder: Path, suffix: str) -> list[Path]:
+    """The per-model files of a step, for every (variant, seed) in `models`."""
+    return [Path(folder) / f"{model_name(v, s)}{suffix}" for v, s in models]

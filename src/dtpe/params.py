@@ -148,6 +148,32 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    hypotheses: str | list
+    """the primary family that the correction for multiple tests covers: `all_pairs` (every
+    pair of variants at every grid size at the training context: an exploratory run's), or a
+    list of declared hypotheses, each {a, b, grids, margin}: variants a and b compared on their
+    per-seed success averaged over the suite sizes `grids`, equivalent where |a - b| stays
+    within `margin` points (optional)"""
+    confirmatory: bool
+    """the run tests declared hypotheses on fresh seeds: its seeds may overlap no other params
+    file's beside it, and a design that cannot reject is refused"""
+    sequential: dict | None
+    """seeds added in interims by AdaStop (analysis/sequential.py): {interims, seeds_per_interim,
+    permutations, seed}; study.seeds lists the cap's seeds in the order they are used. None:
+    every seed trains at once and the family is Holm-adjusted"""
+
+    def declared(self) -> list[dict]:
+        """The declared hypotheses, margin None where none is given; [] under all_pairs."""
+        if self.hypotheses == ALL_PAIRS:
+            return []
+        return [{"margin": None, **h} for h in self.hypotheses]
+
+
+ALL_PAIRS = "all_pairs"
+
+
+@dataclass(frozen=True)
 class Compute:
     threads: int
     """torch threads per job"""
@@ -170,7 +196,15 @@ class Params:
     attention: Attention
     explorer: Explorer
     stats: Stats
+    verdict: Verdict
     compute: Compute
+
+    def shown_seeds(self) -> list:
+        """The seeds every variant has, which the explorer shows: all of study.seeds, or a
+        sequential run's first interim (later ones train only the undecided variants)."""
+        if self.verdict.sequential:
+            return list(self.study.seeds[: self.verdict.sequential["seeds_per_interim"]])
+        return list(self.study.seeds)
 
     def model_config(self, variant: str) -> ModelConfig:
         """The config of variant `variant`'s model: the `model` group and the options of the
@@ -254,12 +288,68 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
         raise ParamsError(
             f"{key(('model', 'd_model'))}: must be even (sinusoidal encodings pair sin and cos)"
         )
+    _check_verdict(p, key)
     split_counts = split_sizes(p.data.episodes, p.data.split)
     if min(split_counts.values()) < 1:
         raise ParamsError(
             f"{key(('data', 'episodes'))}: {p.data.episodes} episodes leave a split empty: "
             f"{split_counts}"
         )
+
+
+def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
+    """Declared hypotheses name variants of the study and suite sizes it plays; a sequential or
+    confirmatory run declares its family; a sequential run lists the cap's seeds, interim by
+    interim."""
+    v = p.verdict
+    at = key(("verdict", "hypotheses"))
+    seen = set()
+    for i, h in enumerate(v.declared()):
+        for side in "ab":
+            if h[side] not in p.study.variants:
+                raise ParamsError(f"{at}[{i}].{side}: {h[side]!r} is not in study.variants")
+        if h["a"] == h["b"]:
+            raise ParamsError(f"{at}[{i}]: compares {h['a']!r} with itself")
+        missing = sorted(set(h["grids"]) - set(p.data.suite_sizes))
+        if missing:
+            raise ParamsError(f"{at}[{i}].grids: {missing} not in data.suite_sizes")
+        pair = (frozenset((h["a"], h["b"])), tuple(sorted(h["grids"])))
+        if pair in seen:
+            raise ParamsError(f"{at}[{i}]: {h['a']} against {h['b']} on {h['grids']} twice")
+        seen.add(pair)
+    if (v.confirmatory or v.sequential) and not v.declared():
+        what = "a confirmatory" if v.confirmatory else "a sequential"
+        raise ParamsError(f"{at}: {what} run declares its hypotheses, not {ALL_PAIRS}")
+    if v.sequential:
+        cap = v.sequential["interims"] * v.sequential["seeds_per_interim"]
+        if len(p.study.seeds) != cap:
+            raise ParamsError(
+                f"{key(('study', 'seeds'))}: {len(p.study.seeds)} seeds, but verdict.sequential "
+                f"caps the run at {v.sequential['interims']} interims x "
+                f"{v.sequential['seeds_per_interim']} = {cap}: list the cap's seeds in order"
+            )
+
+
+def fresh_seeds(path: Path, p: Params) -> None:
+    """A confirmatory run's seeds overlap no seeds of the other params files in its folder (the
+    repository's runs): refused naming the file and the seeds. Each file is read as resolved,
+    so an overlay that inherits its base's seeds counts them."""
+    if not p.verdict.confirmatory:
+        return
+    mine = set(p.study.seeds)
+    for other in sorted(path.parent.glob("params*.yaml")):
+        if other.resolve() == path.resolve():
+            continue
+        try:
+            theirs = set(resolve(other).get("study", {}).get("seeds", []))
+        except ParamsError as e:
+            raise ParamsError(f"{path}: cannot read the seeds of {other}: {e}") from None
+        shared = sorted(mine & theirs)
+        if shared:
+            raise ParamsError(
+                f"{path}: params key study.seeds: a confirmatory run needs fresh seeds, but "
+                f"{shared} are also seeds of {other}"
+            )
 
 
 def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
@@ -307,7 +397,9 @@ def load(path: str | Path = "params.yaml") -> Params:
     """The params a file stands for (an overlay merged onto its bases), validated and typed; an
     error names the key at fault and the file that set it."""
     layers = _layers(Path(path))
-    return check(_merged(layers), lambda key: _origin(layers, key))
+    p = check(_merged(layers), lambda key: _origin(layers, key))
+    fresh_seeds(Path(path), p)
+    return p
 
 
 def resolve(path: str | Path) -> dict:

@@ -1,5 +1,6 @@
 import glob
 import os
+import sys
 
 from dtpe.cluster import train_resources
 from dtpe.model.catalog import options_of
@@ -39,6 +40,15 @@ config.update(resolve_params(PARAMS))
 VARIANTS = config["study"]["variants"]
 SEEDS = config["study"]["seeds"]
 MODELS = expand("{variant}_s{seed}", variant=VARIANTS, seed=SEEDS)
+if config["verdict"]["sequential"]:
+    # Seeds come in interims: the models of the finished interims and of the next one, replayed
+    # by AdaStop from the evaluations this run has (dtpe/analysis/sequential.py). Each call runs
+    # one interim; the next call plans the one after it from the new scores.
+    from dtpe.analysis.sequential import plan as sequential_plan
+
+    SEQUENTIAL = sequential_plan(load_params(PARAMS), "results/eval/grid")
+    MODELS = [f"{variant}_s{seed}" for variant, seed in SEQUENTIAL.wanted]
+    print(SEQUENTIAL.summary(), file=sys.stderr)
 THREADS = config["compute"]["threads"]
 FIGURES = expand("figures/{name}.{ext}", name=["fig1_maze", "fig2_training", "fig3_success_by_grid",
                                                "fig4_attention", "fig5_effect_sizes", "fig6_t_shift"],

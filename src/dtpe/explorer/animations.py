@@ -47,7 +47,7 @@ def gif_name(size: int) -> str:
 def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, str], int | None]:
     """{(variant, "success" | "failure"): layout id, or None where the first seed's model has
     no such episode on this grid size}. grid: explorer.read_grid's rows."""
-    seed = params.study.seeds[0]
+    seed = params.shown_seeds()[0]
     picked = {}
     for e in params.study.variants:
         rows = grid[(grid.model == model_name(e, seed)) & (grid.grid_size == size)]
@@ -104,7 +104,7 @@ def write(params, picked: dict, size: int, out: Path) -> Path:
     draw.fontmode = "1"  # no antialiasing: the GIF's palette stays the few colours drawn
     draw.text(
         (MARGIN, 2),
-        f"{size}x{size}, seed {params.study.seeds[0]}: success | failure",
+        f"{size}x{size}, seed {params.shown_seeds()[0]}: success | failure",
         fill=INK,
         font=font,
     )

@@ -34,7 +34,7 @@ def read_grid(params, grid_dir: Path) -> pd.DataFrame:
     file or suite is an error naming it."""
     frames = []
     for e in params.study.variants:
-        for s in params.study.seeds:
+        for s in params.shown_seeds():
             path = Path(grid_dir) / f"{model_name(e, s)}.csv"
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: no grid sweep of {e} seed {s} (run evaluate)")
@@ -139,7 +139,7 @@ def checked(name, variant, seed, lay, layout, rows, played, params) -> Episode:
 def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
     """Plays every model on the layouts the page and the animations show. models: {name:
     DecisionTransformer}. Returns (page episodes, {(size, variant, kind): Episode or None})."""
-    context, first_seed = params.model.context, params.study.seeds[0]
+    context, first_seed = params.model.context, params.shown_seeds()[0]
     shown = {
         n: pick_layouts(grid, n, params.explorer.layouts_per_suite) for n in params.data.suite_sizes
     }
@@ -148,7 +148,7 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
     for n in params.data.suite_sizes:
         lay, _ = dataset.load_suite(data_dir, n)
         for e in params.study.variants:
-            for s in params.study.seeds:
+            for s in params.shown_seeds():
                 name = model_name(e, s)
                 for_gif = {
                     kind: v for (enc, kind), v in reps[n].items() if enc == e and s == first_seed
@@ -179,7 +179,7 @@ def model_table(params) -> list[dict]:
         parsed = variant(e)
         out += [
             {"name": model_name(e, s), "k": parsed.k, "t": parsed.t, "seed": s}
-            for s in params.study.seeds
+            for s in params.shown_seeds()
         ]
     return out
 

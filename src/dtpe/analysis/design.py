@@ -1,0 +1,81 @@
+"""Can the run's design reject at all? Checked from the params alone, before any training.
+
+The primary family's first rejection needs a p below alpha / m (Holm, m hypotheses), or, in a
+sequential run, below what AdaStop's spending gives the first interim that can reject. The
+exact permutation test over seed labels cannot give a p below 2 / C(n_a + n_b, n_a): with 5
+seeds per variant that is 0.0079, above Holm's 0.05 / 15 = 0.0033. A design whose floor is above
+its threshold reports "nothing significant" whatever the effect, so the check says so, with the
+seeds per variant it would need; a confirmatory run is refused (dtpe check)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from dtpe.params import ALL_PAIRS
+
+
+@dataclass(frozen=True)
+class Design:
+    family: str
+    """all_pairs or declared"""
+    tests: int
+    """hypotheses in the primary family"""
+    seeds: int
+    """seeds per variant at the end of the run (a sequential run's cap)"""
+    p_min: float
+    """the smallest two-sided p the exact permutation test over seed labels gives at `seeds`"""
+    threshold: float
+    """the p the family's first rejection needs: alpha / tests (Holm's first step; AdaStop's
+    max statistic over the family needs no less than this)"""
+    can_reject: bool
+    seeds_needed: int
+    """the fewest seeds per variant whose floor is below the threshold"""
+    sequential: bool
+
+    def sentence(self) -> str:
+        if self.can_reject:
+            return (
+                f"The design can reject: with {self.seeds} seeds per variant the permutation "
+                f"test's smallest p is {self.p_min:.2g}, below the {self.threshold:.2g} that the "
+                f"first of the family's {self.tests} tests needs."
+            )
+        return (
+            f"The design cannot reject: with {self.seeds} seeds per variant the permutation "
+            f"test's smallest p is {self.p_min:.2g}, above the {self.threshold:.2g} that the "
+            f"first of the family's {self.tests} tests needs, so no difference can be declared "
+            f"significant whatever its size; {self.seeds_needed} seeds per variant could."
+        )
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "sentence": self.sentence()}
+
+
+def p_floor(n: int) -> float:
+    """The smallest two-sided p of an exact permutation test of n against n seeds."""
+    return min(1.0, 2 / math.comb(2 * n, n)) if n >= 2 else 1.0
+
+
+def family_size(params) -> int:
+    """The number of hypotheses the correction covers: the declared ones, or every pair of
+    variants at every grid size."""
+    if params.verdict.hypotheses == ALL_PAIRS:
+        return math.comb(len(params.study.variants), 2) * len(params.data.suite_sizes)
+    return len(params.verdict.hypotheses)
+
+
+def check(params) -> Design:
+    tests, alpha = family_size(params), params.stats.alpha
+    seeds = len(params.study.seeds)
+    threshold = alpha / max(tests, 1)
+    needed = next(n for n in range(2, 10_000) if p_floor(n) <= threshold)
+    return Design(
+        family="declared" if params.verdict.declared() else ALL_PAIRS,
+        tests=tests,
+        seeds=seeds,
+        p_min=p_floor(seeds),
+        threshold=threshold,
+        can_reject=tests > 0 and p_floor(seeds) <= threshold,
+        seeds_needed=needed,
+        sequential=params.verdict.sequential is not None,
+    )
