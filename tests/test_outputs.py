@@ -20,7 +20,8 @@ import yaml
 from safetensors.numpy import save_file
 
 from dtpe import numerics
-from dtpe.analysis import figures, report, stats, tables
+from dtpe.analysis import aggregates, figures, report, stats, tables, verdicts
+from dtpe.analysis.outputs import FIGURE_NAMES, TABLE_NAMES
 from dtpe.steps import dataset
 from dtpe.world import layouts
 from dtpe.world.planner import CostToGo
@@ -45,6 +46,13 @@ P_VALUES = {
     (10, "learned", "sinusoidal"): (0.02, 0.3, 0.0001),  # p < alpha, but not after Holm
 }
 FLOOR_PCT = 10.0
+DESIGN = {
+    "family": "all_pairs",
+    "tests": 18,
+    "seeds": 3,
+    "can_reject": False,
+    "sentence": "The design cannot reject: a sentence the report shows as written.",
+}
 METHODS = {
     "unit": "The unit of replication is the trained seed.",
     "bootstrap": "Two-level bootstrap: seeds resampled per variant, layouts jointly.",
@@ -54,30 +62,13 @@ METHODS = {
     "cohens_d": "Difference of means over the pooled seed SD (ddof 1).",
     "power": "Smallest difference detected at 80 % power, two-sided α.",
     "ranking": "Variants by mean success; the leading group's gap intervals cover 0.",
+    "verdict": "No hypotheses declared: the primary family is every pair at every grid size.",
+    "aggregates": "rliable's IQM and performance profile over the grids beyond training.",
     "alpha": 0.05,
     "confidence": 0.95,
     "floor_pct": FLOOR_PCT,
     "study_seeds": 3,
 }
-TABLE_NAMES = [
-    "training",
-    "success_by_grid",
-    "steps_by_grid",
-    "context",
-    "comparisons",
-    "power",
-    "ranking",
-]
-FIGURE_NAMES = [
-    "fig1_maze",
-    "fig2_training",
-    "fig3_success_by_grid",
-    "fig4_attention",
-    "fig5_effect_sizes",
-    "fig6_t_shift",
-]
-
-
 # Synthetic stats files ----------------------------------------------------------------------
 
 
@@ -261,9 +252,33 @@ def write_stats(stats_dir, variants, seeds):
     }
     # the ranking is read off the two tables above, as the stats stage reads it
     frames["ranking"] = stats.ranking(frames["success_by_grid"], frames["comparisons"], CONTEXTS[0])
+    frames["decisions"] = pd.DataFrame(columns=verdicts.COLUMNS)  # all pairs: none declared
+    frames["iqm"] = pd.DataFrame(
+        {
+            "variant": e,
+            "iqm_pct": MEANS[10][e],
+            "ci_low_pct": MEANS[10][e] - 5,
+            "ci_high_pct": MEANS[10][e] + 5,
+            "n_seeds": n,
+            "tasks": "10 20",
+        }
+        for e in variants
+    )
+    frames["profile"] = pd.DataFrame(
+        {
+            "variant": e,
+            "tau_pct": tau,
+            "fraction": float(MEANS[10][e] > tau),
+            "ci_low": 0.0,
+            "ci_high": 1.0,
+        }
+        for e in variants
+        for tau in aggregates.TAUS
+    )
     for name, frame in frames.items():
         frame.to_csv(stats_dir / f"{name}.csv", index=False)
     (stats_dir / "methods.json").write_text(json.dumps(METHODS))
+    (stats_dir / "design.json").write_text(json.dumps(DESIGN))
 
 
 def write_attention(root, variants, seeds, width=4):
@@ -474,6 +489,7 @@ def test_effect_figure_has_a_row_per_pair_and_holm_marks():
             "ci_low_pct": -1.0,
             "ci_high_pct": 3.0,
             "p_holm": 0.01 if (size, a, b) == (12, "a", "e") else 0.5,
+            "primary": True,
             "verdict": "no difference resolved",
         }
         for size in (8, 12)
@@ -626,7 +642,8 @@ def test_many_unresolved_pairs_are_counted_not_listed():
     )
     power = pd.Series({"informative": True, "best_pct": 50.0})
     line = report.grid_finding(12, success, pairs, power, METHODS)
-    assert "All 8 pairs resolve no difference (Table 5)." in line
+    number = TABLE_NAMES.index("comparisons") + 1
+    assert f"All 8 pairs resolve no difference (Table {number})." in line
     assert "e3 − f" not in line
     line = report.grid_finding(12, success, pairs.head(6), power, METHODS)
     assert "They resolve no difference for e0 − f +1.0 [-5.0, +7.0]" in line

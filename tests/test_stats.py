@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from dtpe import numerics
-from dtpe.analysis import stats
+from dtpe.analysis import inference, stats
 
 VARIANTS = ["learned", "sinusoidal", "rope"]
 ADDED = "alibi"  # a variant added to the study after the others ran
@@ -351,7 +351,7 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
 def test_adding_a_variant_moves_no_other_cells_numbers(tmp_path, tiny_params, monkeypatch):
     # 3 vs 3 seeds have 20 relabellings: beyond 10 the permutation tests sample, so their
     # p-values draw from the generators as the intervals do.
-    monkeypatch.setattr(stats, "MAX_EXACT_PERMUTATIONS", 10)
+    monkeypatch.setattr(inference, "MAX_EXACT_PERMUTATIONS", 10)
     before, _ = run_stats(tmp_path / "before", tiny_params)
     after, _ = run_stats(tmp_path / "after", tiny_params, variants=VARIANTS + [ADDED])
     cells = {
@@ -381,7 +381,7 @@ def test_bootstrap_interval_covers_a_zero_difference_at_its_level(tiny_params):
         layouts = rng.uniform(0.1, 0.9, 40)
         skill = rng.normal(0, 0.1, (10, 1))
         done = (rng.random((10, 40)) < np.clip(layouts + skill, 0, 1)).astype(float)
-        low, high = stats.diff_interval(done[:5], done[5:], sp, rng)
+        low, high = inference.diff_interval(done[:5], done[5:], sp, rng)
         covered += low <= 0 <= high
     # nominal 90 %; with 5 seeds a percentile bootstrap is a little narrow, never far
     assert 0.8 <= covered / draws <= 0.99
@@ -392,42 +392,42 @@ def test_bootstrap_interval_excludes_a_large_difference(tiny_params):
     rng = np.random.default_rng(2)
     a = (rng.random((5, 50)) < 0.8).astype(float)
     b = (rng.random((5, 50)) < 0.3).astype(float)
-    low, high = stats.diff_interval(a, b, sp, rng)
+    low, high = inference.diff_interval(a, b, sp, rng)
     assert 30 < low < 50 < high < 70
-    low, high = stats.mean_interval(a, sp, rng)
+    low, high = inference.mean_interval(a, sp, rng)
     assert 0 <= low < 80 < high <= 100
 
 
 def test_holm_on_a_textbook_example():
     # Holm (1979): p sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, then running maximum
-    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    adjusted = stats.holm([0.5, np.nan, 0.01])
+    assert inference.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    adjusted = inference.holm([0.5, np.nan, 0.01])
     assert adjusted[0] == pytest.approx(0.5) and np.isnan(adjusted[1])
     assert adjusted[2] == pytest.approx(0.02)
 
 
 def test_power_detects_what_it_says():
     sd, n = 8.0, 5
-    mde = stats.detectable(sd, n, 0.05)
-    assert stats.t_power(mde, sd, n, 0.05) == pytest.approx(0.8, abs=1e-6)
-    assert stats.detectable(sd, 10, 0.05) < mde  # more seeds, smaller differences
-    need = stats.seeds_needed(10.0, sd, 0.05)
+    mde = inference.detectable(sd, n, 0.05)
+    assert inference.t_power(mde, sd, n, 0.05) == pytest.approx(0.8, abs=1e-6)
+    assert inference.detectable(sd, 10, 0.05) < mde  # more seeds, smaller differences
+    need = inference.seeds_needed(10.0, sd, 0.05)
     assert (
-        stats.t_power(10.0, sd, int(need), 0.05)
+        inference.t_power(10.0, sd, int(need), 0.05)
         >= 0.8
-        > stats.t_power(10.0, sd, int(need) - 1, 0.05)
+        > inference.t_power(10.0, sd, int(need) - 1, 0.05)
     )
 
 
 def test_the_chance_gap_is_what_equal_variants_exceed_alpha_of_the_time():
     sd, n, alpha = 18.0, 3, 0.05
-    gap = stats.chance_gap(sd, n, alpha)
+    gap = inference.chance_gap(sd, n, alpha)
     # two equal variants, n normal seeds each, many times over
     seeds = np.random.default_rng(0).normal(50.0, sd, size=(2, 200_000, n))
     gaps = np.abs(seeds[0].mean(axis=1) - seeds[1].mean(axis=1))
     assert np.mean(gaps > gap) == pytest.approx(alpha, abs=0.002)
-    assert stats.chance_gap(sd, 10, alpha) < gap  # more seeds, smaller chance gaps
-    assert math.isnan(stats.chance_gap(0.0, n, alpha))
+    assert inference.chance_gap(sd, 10, alpha) < gap  # more seeds, smaller chance gaps
+    assert math.isnan(inference.chance_gap(0.0, n, alpha))
 
 
 def test_power_table_flags_grid_sizes_at_the_floor(stats_dir):
@@ -436,14 +436,14 @@ def test_power_table_flags_grid_sizes_at_the_floor(stats_dir):
     # pooled seed SD at 10x10: learned, sinusoidal, rope all have std 20
     assert table.loc[10, "seed_sd_pct"] == pytest.approx(20.0)
     assert table.loc[10, "n_seeds"] == 3
-    assert table.loc[10, "chance_gap_pct"] == pytest.approx(stats.chance_gap(20.0, 3, 0.05))
+    assert table.loc[10, "chance_gap_pct"] == pytest.approx(inference.chance_gap(20.0, 3, 0.05))
 
 
 def test_cohens_d_sign_and_pooled_std():
-    assert stats.cohens_d([1, 2, 3], [4, 5, 6]) == pytest.approx(-3.0)
+    assert inference.cohens_d([1, 2, 3], [4, 5, 6]) == pytest.approx(-3.0)
     # pooled: sqrt((2*1 + 3*var([0,2,4,6])) / 5)
     pooled = math.sqrt((2 * 1 + 3 * np.var([0, 2, 4, 6], ddof=1)) / 5)
-    assert stats.cohens_d([1, 2, 3], [0, 2, 4, 6]) == pytest.approx((2 - 3) / pooled)
+    assert inference.cohens_d([1, 2, 3], [0, 2, 4, 6]) == pytest.approx((2 - 3) / pooled)
 
 
 def test_metrics_json_holds_the_headline_numbers_only(stats_dir):

@@ -33,12 +33,15 @@ rule stats:
         context=expand("results/eval/context/{model}.csv", model=MODELS),
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "analysis/stats", "names", "atomic"),
+        code=code("cli", "params", "analysis/stats", "analysis/inference", "analysis/aggregates", "analysis/design", "analysis/sequential", "analysis/verdicts", "names", "atomic"),
     output:
         directory("results/stats"),
     params:
         study=config["study"],
         stats=config["stats"],
+        verdict=config["verdict"],
+        suite_sizes=config["data"]["suite_sizes"],
+        train_size=config["data"]["train_size"],
     log:
         "logs/stats.log",
     benchmark:

@@ -2,6 +2,7 @@ import glob
 import os
 import sys
 
+from dtpe.analysis.outputs import FIGURE_NAMES
 from dtpe.cluster import train_resources
 from dtpe.model.catalog import options_of
 # aliased: a bare `chain` in the Snakefile's namespace shadows the one Snakemake itself uses
@@ -50,9 +51,7 @@ if config["verdict"]["sequential"]:
     MODELS = [f"{variant}_s{seed}" for variant, seed in SEQUENTIAL.wanted]
     print(SEQUENTIAL.summary(), file=sys.stderr)
 THREADS = config["compute"]["threads"]
-FIGURES = expand("figures/{name}.{ext}", name=["fig1_maze", "fig2_training", "fig3_success_by_grid",
-                                               "fig4_attention", "fig5_effect_sizes", "fig6_t_shift"],
-                 ext=["png", "pdf"])
+FIGURES = expand("figures/{name}.{ext}", name=FIGURE_NAMES, ext=["png", "pdf"])
 
 
 def code(*modules):

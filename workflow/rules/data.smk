@@ -3,7 +3,7 @@
 rule validate:
     input:
         PARAMS_FILES,
-        code=code("cli", "params", "atomic", "model/encodings", "model/state_encoders", "model/catalog", "model/config", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "world/doorkey/stepper", "world/grids", "world/lockstep"),
+        code=code("cli", "params", "atomic", "analysis/design", "model/encodings", "model/state_encoders", "model/catalog", "model/config", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "world/doorkey/stepper", "world/grids", "world/lockstep"),
         schema=repo("src/dtpe/params.schema.yaml"),
     output:
         "results/params.json",

@@ -1,12 +1,14 @@
 rule tables:
     input:
         "results/stats",
-        code=code("cli", "params", "analysis/tables", "atomic"),
+        code=code("cli", "params", "analysis/tables", "analysis/outputs", "atomic"),
     output:
         directory("results/tables"),
     params:
         study=config["study"],
         stats=config["stats"],
+        verdict=config["verdict"],
+        context=config["model"]["context"],
     log:
         "logs/tables.log",
     benchmark:
@@ -25,13 +27,15 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "analysis/figures", "analysis/stats", "names", "steps/dataset", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "analysis/figures", "analysis/inference", "analysis/outputs", "analysis/sequential", "names", "steps/dataset", "steps/worlds", "world", "world/doorkey"),
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],
     params:
         study=config["study"],
+        verdict=config["verdict"],
         suite_sizes=config["data"]["suite_sizes"],
+        context=config["model"]["context"],
     log:
         "logs/figures.log",
     benchmark:
@@ -53,7 +57,7 @@ rule report:
         attention=expand("results/attention/{model}.json", model=MODELS),
         # the report links the explorer, the GIFs and the embedding figure
         explorer=EXPLORER,
-        code=code("cli", "params", "analysis/report", "model/catalog", "numerics", "analysis/stats", "names", "analysis/tables", "atomic"),
+        code=code("cli", "params", "analysis/report", "model/catalog", "numerics", "analysis/stats", "analysis/inference", "analysis/aggregates", "analysis/design", "analysis/sequential", "analysis/verdicts", "analysis/outputs", "names", "analysis/tables", "atomic"),
     output:
         "figures/REPORT.md",
     log:

@@ -37,9 +37,10 @@ NEEDED = {
         "diff_pct",
         "ci_low_pct",
         "ci_high_pct",
+        "context",
         "p_holm",
-        "primary",
     },
+    "context.csv": {"context", "context_multiple"},
 }
 """the columns read from each run's results/stats/ CSVs"""
 STATS = (*NEEDED, "methods.json")
@@ -101,7 +102,7 @@ def numbers(stats: Path, label: str) -> pd.DataFrame:
     """One run's rows: per grid size its variants' success, then its pairs' differences, each
     in the order its stats step wrote them."""
     success = tables.read(stats, "success_by_grid")
-    pairs = tables.primary(stats)
+    pairs = tables.at_training_context(stats)
     frame = pd.concat(
         [
             pd.DataFrame(

@@ -1,5 +1,5 @@
-"""Figures 1-6 of the study (docs/protocol.md), each saved as PNG (dpi 150) and PDF:
-fig1_maze, fig2_training, fig3_success_by_grid, fig4_attention, fig5_effect_sizes, fig6_t_shift.
+"""The study's figures (docs/protocol.md; names and captions in analysis/outputs.py), each saved
+as PNG (dpi 150) and PDF.
 
 Figures are built on `matplotlib.figure.Figure` without pyplot, so no global figure state or
 interactive backend is involved; PNGs render through Agg. Timestamp and software metadata are
@@ -23,7 +23,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from dtpe.analysis import stats
+from dtpe.analysis import inference
+from dtpe.analysis.outputs import FIGURE_NAMES
 from dtpe.steps import dataset, worlds
 from dtpe.world import pictures
 from dtpe.world.catalog import vocabulary
@@ -39,7 +40,7 @@ TRAINING_PANELS = (
 def draw(
     params, data_dir: Path, stats_dir: Path, attention_jsons: list[Path], out_dir: Path
 ) -> list[Path]:
-    """Draws the six figures into out_dir; returns the files written."""
+    """Draws the figures into out_dir; returns the files written."""
     colours = variant_colours(params.study.variants)
     stats_dir, out_dir = Path(stats_dir), Path(out_dir)
     methods = json.loads((stats_dir / "methods.json").read_text())
@@ -54,10 +55,17 @@ def draw(
             json.loads((stats_dir / "attention_maps.json").read_text()), colours
         ),
         "fig5_effect_sizes": effect_sizes(
-            comparisons[comparisons.primary.astype(bool)], params.study.variants, methods
+            comparisons[comparisons.context == params.model.context], params.study.variants, methods
         ),
         "fig6_t_shift": t_shift(attention_jsons, colours),
+        "fig7_aggregates": aggregates(
+            pd.read_csv(stats_dir / "profile.csv"),
+            pd.read_csv(stats_dir / "iqm.csv"),
+            colours,
+            methods,
+        ),
     }
+    assert tuple(figures) == FIGURE_NAMES, "figures drawn and outputs.FIGURES differ"
     out_dir.mkdir(parents=True, exist_ok=True)
     return [path for name, fig in figures.items() for path in save(fig, out_dir / name)]
 
@@ -217,7 +225,7 @@ def effect_sizes(comparisons: pd.DataFrame, variants: list[str], methods: dict) 
             .set_index(["variant_a", "variant_b"])
             .loc[pairs]
         )
-        resolved = (rows.verdict != stats.UNRESOLVED).to_numpy()
+        resolved = (rows.verdict != inference.UNRESOLVED).to_numpy()
         colour = np.where(resolved, "black", "grey")
         ax.axvline(0, color="black", linewidth=0.8)
         ax.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=colour)
@@ -228,9 +236,13 @@ def effect_sizes(comparisons: pd.DataFrame, variants: list[str], methods: dict) 
         ax.set(title=f"{size}×{size}", xlabel="Δ success a − b (pp)")
     axes[0].set_yticks(y, [f"{a} − {b}" for a, b in pairs])
     level = f"{100 * methods['confidence']:g} %"
-    fig.suptitle(
-        f"Differences of mean success with {level} bootstrap CI (black: CI excludes 0); "
+    family = (
         f"* Holm p < {alpha:g}"
+        if comparisons.primary.astype(bool).any()
+        else "exploratory, unadjusted"
+    )
+    fig.suptitle(
+        f"Differences of mean success with {level} bootstrap CI (black: CI excludes 0); {family}"
     )
     return fig
 
@@ -259,4 +271,38 @@ def t_shift(attention_jsons: list[Path], colours: dict) -> Figure:
         ax.set_xticks(range(len(variants)), variants, rotation=30, ha="right")
     shift = next(iter(checks.values()))[0]["shift"] if checks else 0
     fig.suptitle(f"Global timestep t shifted by {shift} (one point per seed)")
+    return fig
+
+
+def aggregates(profile: pd.DataFrame, iqm: pd.DataFrame, colours: dict, methods: dict) -> Figure:
+    """Figure 7: rliable's performance profile over the grid sizes beyond training (the share
+    of seed x grid scores above each threshold, with its stratified-bootstrap band) and the IQM
+    of those scores with its interval."""
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2, width_ratios=[3, 2])
+    variants = [v for v in colours if v in set(iqm.variant)]
+    for variant in variants:
+        rows = profile[profile.variant == variant]
+        left.plot(rows.tau_pct, rows.fraction, color=colours[variant], label=variant)
+        left.fill_between(
+            rows.tau_pct, rows.ci_low, rows.ci_high, color=colours[variant], alpha=0.2, lw=0
+        )
+    left.set(
+        xlabel="success threshold τ (%)",
+        ylabel="fraction of seed × grid scores > τ",
+        xlim=(0, 100),
+        ylim=(0, 1.02),
+    )
+    left.legend(frameon=False)
+    rows = iqm.set_index("variant").loc[variants]
+    y = np.arange(len(variants))[::-1]
+    right.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=[colours[v] for v in variants], lw=3)
+    right.scatter(rows.iqm_pct, y, color="black", zorder=3, s=14)
+    right.set_yticks(y, variants)
+    right.set(xlabel="IQM of success (%)")
+    tasks = str(iqm.tasks.iloc[0]).replace(" ", ", ") if len(iqm) else ""
+    level = f"{100 * methods['confidence']:g} %"
+    fig.suptitle(
+        f"Grid sizes {tasks} as tasks: performance profile and IQM ({level} stratified bootstrap)"
+    )
     return fig

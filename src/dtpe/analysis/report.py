@@ -16,54 +16,16 @@ from pathlib import Path
 import pandas as pd
 
 from dtpe import atomic, names
-from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING, UNRESOLVED
+from dtpe.analysis.inference import UNRESOLVED
+from dtpe.analysis.outputs import FIGURES, TABLES, table_number
+from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING
 from dtpe.analysis.tables import grid_label, mean_std, p_value, seeds, with_interval
 from dtpe.model import catalog
 from dtpe.numerics import EVERY_CPU, THIS_MACHINE
 from dtpe.params import chain, load
 
-FIGURES = (
-    (
-        "fig1_maze",
-        "Figure 1. A Key-Door maze from the largest evaluation suite, the agent at its start.",
-    ),
-    (
-        "fig2_training",
-        "Figure 2. Training dynamics per variant: train and validation loss, validation success, "
-        "overfitting gap; mean over seeds, band ±1 std.",
-    ),
-    (
-        "fig3_success_by_grid",
-        "Figure 3. Success against grid size per variant; bars: {level} bootstrap CI of the mean "
-        "over seeds and layouts.",
-    ),
-    (
-        "fig4_attention",
-        "Figure 4. Final-layer attention: distance decay (left) "
-        "and mean attention maps per variant.",
-    ),
-    (
-        "fig5_effect_sizes",
-        "Figure 5. Difference of mean success for every pair of variants per grid size at the "
-        "training context, with its {level} bootstrap CI; * Holm-adjusted p < {alpha:g}.",
-    ),
-    (
-        "fig6_t_shift",
-        "Figure 6. The same windows replayed with every global timestep t shifted beyond the "
-        "training range, k unchanged: change of the final-layer attention and of the action "
-        "distribution, one point per seed.",
-    ),
-)
-TABLES = (
-    ("training", "Training"),
-    ("success_by_grid", "Success by grid size"),
-    ("steps_by_grid", "Steps by grid size"),
-    ("context", "Success by context length"),
-    ("comparisons", "Pairwise comparisons"),
-    ("power", "Power"),
-    ("ranking", "Ranking"),
-)
 METHODS = (
+    ("verdict", "Verdict"),
     ("unit", "Unit of replication"),
     ("bootstrap", "Intervals"),
     ("permutation", "p-values"),
@@ -72,9 +34,11 @@ METHODS = (
     ("prob_improvement", "Probability of improvement"),
     ("cohens_d", "Cohen's d"),
     ("power", "Power"),
+    ("aggregates", "Aggregates across grid sizes"),
 )
 MAX_LISTED_PAIRS = 6
-"""beyond this many unresolved pairs in a grid, the findings count them and Table 5 lists them"""
+"""beyond this many unresolved pairs in a grid, the findings count them and the comparisons
+table lists them"""
 MODEL_STEPS = ("train", "evaluate")
 """the steps that train and evaluate one model: the throughput figure counts their core time"""
 CAUTION = (
@@ -181,15 +145,21 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
     success = pd.read_csv(stats_dir / "success_by_grid.csv")
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     power = pd.read_csv(stats_dir / "power.csv").set_index("grid_size")
-    primary = comparisons[comparisons.primary.astype(bool)]
+    primary = comparisons[comparisons.context == params.model.context]
     size = params.data.train_size
+    declared = bool(params.verdict.declared())
     intro = (
         f"Models were trained on {grid_label(size)} mazes only, {seeds(success.n_seeds)} seeds "
         f"per variant; every larger grid tests length generalization. Means carry their "
         f"{level(methods)} bootstrap CI over seeds and layouts; a difference between two "
-        'variants is resolved only where its CI excludes 0. "Significant" means a '
-        f"Holm-adjusted p below α = {methods['alpha']:g}; the smallest p the design can give is "
-        "stated beside it."
+        "variants is resolved only where its CI excludes 0. "
+        + (
+            "Every comparison below is exploratory: the run's verdict is its declared "
+            "hypotheses' (above), and these p-values are unadjusted."
+            if declared
+            else '"Significant" means a Holm-adjusted p below α = '
+            f"{methods['alpha']:g}; the smallest p the design can give is stated beside it."
+        )
     )
     per_grid = "\n".join(
         grid_finding(
@@ -203,6 +173,7 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
     )
     return "\n\n".join(
         [
+            "### Verdict\n\n" + verdict_text(params, stats_dir, methods),
             intro,
             "### What the intervals say, per grid size\n\n" + per_grid,
             "### Ranking\n\n"
@@ -216,6 +187,62 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
             + reproducible_text(pd.read_csv(stats_dir / "numerics.csv")),
         ]
     )
+
+
+def verdict_text(params, stats_dir: Path, methods: dict) -> str:
+    """Whether the design could reject, then each declared hypothesis's outcome with its
+    effect, interval, seeds and models (the decisions table), or what an all-pairs family is."""
+    design = json.loads((stats_dir / "design.json").read_text())
+    decisions = pd.read_csv(stats_dir / "decisions.csv")
+    lines = [design["sentence"]]
+    if not len(decisions):
+        lines.append(
+            f"The primary family is every pair of variants at every grid size ({design['tests']} "
+            "tests, Holm-adjusted): no hypothesis was declared before the data, so this run is "
+            "exploratory."
+        )
+        return " ".join(lines)
+    kind = "confirmatory" if params.verdict.confirmatory else "declared"
+    sequential = params.verdict.sequential
+    how = (
+        f"seeds added in interims of {sequential['seeds_per_interim']} by AdaStop (at most "
+        f"{sequential['interims']}), family-wise error at α = {methods['alpha']:g}"
+        if sequential
+        else f"Holm over the declared family at α = {methods['alpha']:g}"
+    )
+    lines.append(
+        f"The run's {kind} hypotheses ({len(decisions)}; {how}; Table "
+        f"{table_number('decisions')}), a − b in points on the seeds each used [{level(methods)} "
+        "CI over seeds]:"
+    )
+    text = (
+        " ".join(lines)
+        + "\n\n"
+        + "\n".join(
+            f"- **{row.hypothesis}**: {row.outcome}, "
+            f"{with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign='+')} "
+            f"({row.seeds_a} + {row.seeds_b} seeds, {row.models} models)"
+            for row in decisions.itertuples()
+        )
+    )
+    if sequential and (stats_dir / "interims.csv").is_file():
+        interims = pd.read_csv(stats_dir / "interims.csv")
+        done = interims[interims.finished.astype(bool)]
+        models = sum(
+            len(str(r.variants).split()) * len(str(r.seeds).split()) for r in done.itertuples()
+        )
+        text += (
+            f"\n\nInterims finished: {len(done)} of at most {sequential['interims']}, "
+            f"{models} models trained."
+        )
+        pending = interims[~interims.finished.astype(bool)]
+        if len(pending):
+            row = pending.iloc[0]
+            text += (
+                f" Next: interim {row.interim}, {row.variants} at seeds {row.seeds} (the same "
+                "command runs it)."
+            )
+    return text
 
 
 def grid_finding(
@@ -248,7 +275,7 @@ def grid_finding(
     if len(open_pairs) > MAX_LISTED_PAIRS:
         text.append(
             f"{'The other' if len(resolved) else 'All'} {len(open_pairs)} pairs resolve no "
-            "difference (Table 5)."
+            f"difference (Table {table_number('comparisons')})."
         )
     elif len(open_pairs):
         text.append(
@@ -258,7 +285,7 @@ def grid_finding(
                 f"{with_interval(row.diff_pct, row.ci_low_pct, row.ci_high_pct, sign='+')}"
                 for row in open_pairs.itertuples()
             )
-            + " (points, a − b [CI]; Table 5 has every p)"
+            + f" (points, a − b [CI]; Table {table_number('comparisons')} has every p)"
             + "."
         )
     return " ".join(text)
@@ -286,6 +313,11 @@ def difference(row, methods: dict) -> str:
         if pd.isna(row.ci_low_pct)
         else f"{level(methods)} CI [{row.ci_low_pct:+.1f}, {row.ci_high_pct:+.1f}]"
     )
+    if not row.primary:
+        return (
+            f"{row.variant_a} − {row.variant_b} = {row.diff_pct:+.1f} points ({interval}, "
+            f"unadjusted p {p_value(row.p_value)}, exploratory)"
+        )
     significant = ", significant" if pd.notna(row.p_holm) and row.p_holm < methods["alpha"] else ""
     return (
         f"{row.variant_a} − {row.variant_b} = {row.diff_pct:+.1f} points ({interval}, "
@@ -295,8 +327,11 @@ def difference(row, methods: dict) -> str:
 
 def ranking_text(ranking: pd.DataFrame, power: pd.DataFrame, methods: dict) -> str:
     """Per grid size the first, the leading group and the variants resolved below the first
-    with their gaps (Table 7); floor grids are marked, as they rank nothing."""
-    lines = [f"Table 7; {methods['ranking']} Gaps are first − variant in points [CI]."]
+    with their gaps (the ranking table); floor grids are marked, as they rank nothing."""
+    lines = [
+        f"Table {table_number('ranking')}; {methods['ranking']} Gaps are first − variant in "
+        "points [CI]."
+    ]
     for size, rows in ranking.groupby("grid_size", sort=True):
         firsts = rows[rows["rank"] == 1]
         line = (
@@ -341,11 +376,11 @@ def power_text(power: pd.DataFrame, methods: dict) -> str:
 
 
 def context_text(context: pd.DataFrame) -> str:
-    """Success averaged over grid sizes at each context beyond the training one (Table 4)."""
+    """Success averaged over grid sizes at each context beyond the training one (its table)."""
     lines = [
-        "Context length (Table 4; success averaged over grid sizes, mean ± std over seeds; N/A: "
-        "its k encoding cannot index that far). Figure 4 and the translation check show how each "
-        "variant attends."
+        f"Context length (Table {table_number('context')}; success averaged over grid sizes, "
+        "mean ± std over seeds; N/A: its k encoding cannot index that far). Figure 4 and the "
+        "translation check show how each variant attends."
     ]
     for (ctx, multiple), rows in context.groupby(["context", "context_multiple"], sort=True):
         cells = "; ".join(

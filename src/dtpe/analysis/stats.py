@@ -18,13 +18,16 @@ a failed episode counts its steps up to the cap; episodes a variant cannot run (
 False) stay NaN, never failures.
 
 Outputs in out_dir: training.csv, training_curves.csv, success_by_grid.csv, steps_by_grid.csv,
-context.csv, comparisons.csv, ranking.csv, power.csv, metrics.json, methods.json, and
-attention_maps.json (each variant's attention averaged over its seeds, for Figure 4).
+context.csv, comparisons.csv, ranking.csv, power.csv, iqm.csv and profile.csv (rliable's
+aggregates, aggregates.py), decisions.csv (the declared hypotheses, verdicts.py; empty where none
+are declared), scores.csv (each model's per-seed endpoint scores, where hypotheses are declared),
+interims.csv (a sequential run's interims), design.json (could the design reject: design.py),
+metrics.json, methods.json, and attention_maps.json (each variant's attention averaged over its
+seeds, for Figure 4).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
@@ -32,21 +35,59 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy import stats as sps
 
 from dtpe import names
+from dtpe.analysis import aggregates, design, sequential, verdicts
+from dtpe.analysis.inference import (
+    MAX_EXACT_PERMUTATIONS,
+    POWER,
+    cell_rng,
+    chance_gap,
+    compare,
+    detectable,
+    holm,
+    mean_interval,
+    seeds_needed,
+)
 
 STEPS_NOTE = "failed episodes count their steps up to the cap"
-POWER = 0.8
 NO_SCALING = "none"
-# Exact permutation tests enumerate every relabelling up to this many; beyond, they sample.
-MAX_EXACT_PERMUTATIONS = 200_000
 
 
-def methods(sp) -> dict:
+def methods(sp, verdict) -> dict:
     """The methods in one sentence each, for captions and the report."""
+    if verdict.sequential:
+        decided = (
+            "Each hypothesis compares two variants' per-seed success averaged over its grid "
+            "sizes. Seeds are added in interims of "
+            f"{verdict.sequential['seeds_per_interim']} (at most "
+            f"{verdict.sequential['interims']}) by AdaStop's group-sequential permutation test "
+            f"(adastop 0.1.3, {verdict.sequential['permutations']} permutations, seed "
+            f"{verdict.sequential['seed']}), family-wise error at α = {sp.alpha:g} over the "
+            "declared family (α halved for adastop's one-sided boundary, analysis/sequential.py);"
+            " a decided hypothesis stops, and a variant in no open hypothesis trains no more "
+            "seeds. Undecided at the cap: equivalent where the difference's interval lies "
+            "within the declared margin, else undecided."
+        )
+    elif verdict.declared():
+        decided = (
+            "Each hypothesis compares two variants' per-seed success averaged over its grid "
+            "sizes: exact permutation test over seed labels, Holm over the declared family; "
+            "not rejected: equivalent where the difference's interval lies within the declared "
+            "margin, else undecided."
+        )
+    else:
+        decided = "No hypotheses declared: the primary family is every pair at every grid size."
     return {
+        "verdict": decided,
+        "aggregates": (
+            "rliable's aggregates (Agarwal et al. 2021) over the grid sizes beyond training taken "
+            "as tasks: the IQM of every seed × grid score (25 % trimmed mean) and the performance "
+            "profile (the share of scores above each threshold), with a stratified bootstrap "
+            f"({sp.bootstrap_resamples} resamples; each grid's seeds resampled on their own: "
+            "scipy.stats.bootstrap, one sample per grid, percentile)."
+        ),
         "unit": "the training seed; every model of a grid size plays the same layouts.",
         "bootstrap": (
             f"{100 * (1 - sp.alpha):g} % percentile interval of a two-level bootstrap "
@@ -59,8 +100,11 @@ def methods(sp) -> dict:
             f"{MAX_EXACT_PERMUTATIONS} relabellings); p_min is the smallest p the design allows."
         ),
         "holm": (
-            "Holm's step-down adjustment over the primary family: every pair of variants at "
-            "every grid size at the training context."
+            "the pairwise comparisons are exploratory and unadjusted: the correction covers the "
+            "declared hypotheses only (Verdict)."
+            if verdict.declared()
+            else "Holm's step-down adjustment over the primary family: every pair of variants "
+            "at every grid size at the training context."
         ),
         "prob_improvement": (
             "P(a seed of a beats a seed of b), ties counted half: Mann-Whitney U / (n_a n_b)."
@@ -105,10 +149,24 @@ def run(
     labels = variants + sorted(set(context.variant) - set(variants))
     grid, context = ordered(grid, variants), ordered(context, labels)
     comparisons = compare_all(
-        context, [sp.reference] + [e for e in variants if e != sp.reference], train_context, sp
+        context,
+        [sp.reference] + [e for e in variants if e != sp.reference],
+        train_context,
+        sp,
+        all_pairs=not params.verdict.declared(),
     )
     success = success_by_grid(grid, sp)
     epochs = ordered(read_metrics(metrics_csvs), variants)
+    declared = params.verdict.declared()
+    scores = sequential.endpoint_scores(grid, declared) if declared else None
+    replayed = sequential.replay(params, scores) if params.verdict.sequential else None
+    beyond = [n for n in params.data.suite_sizes if n > params.data.train_size]
+    iqm_table, profile_table = aggregates.summary(
+        per_seed_success(grid[grid.applicable], ["grid_size", "variant"]),
+        beyond,
+        sp,
+        lambda kind, variant: cell_rng(sp.seed, kind, variant),
+    )
     results = {
         "training": training(epochs, ordered(read_episodes(test_csvs), variants)),
         "training_curves": training_curves(epochs),
@@ -118,12 +176,22 @@ def run(
         "comparisons": comparisons,
         "ranking": ranking(success, comparisons, train_context),
         "power": power(grid, success, sp),
+        "decisions": verdicts.decide(params, scores, replayed),
+        "iqm": iqm_table,
+        "profile": profile_table,
     }
+    if scores is not None:
+        results["scores"] = scores
+    if replayed is not None:
+        results["interims"] = replayed.interims
     out_dir = Path(out_dir)
     for name, frame in results.items():
         frame.to_csv(out_dir / f"{name}.csv", index=False)
     (out_dir / "metrics.json").write_text(json.dumps(metrics(results), indent=2) + "\n")
-    (out_dir / "methods.json").write_text(json.dumps(methods(sp), indent=2) + "\n")
+    (out_dir / "methods.json").write_text(json.dumps(methods(sp, params.verdict), indent=2) + "\n")
+    (out_dir / "design.json").write_text(
+        json.dumps(design.check(params).as_dict(), indent=2) + "\n"
+    )
     (out_dir / "attention_maps.json").write_text(json.dumps(maps) + "\n")
     numerics_records(metrics_csvs).to_csv(out_dir / "numerics.csv", index=False)
 
@@ -321,152 +389,13 @@ def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
     return summary.assign(context_multiple=summary.context / train_context)
 
 
-# Intervals and tests ----------------------------------------------------------------------
-
-
-def cell_rng(seed: int, *cell) -> np.random.Generator:
-    """The generator of one cell's statistics, e.g. ("pair", grid_size, context, a, b): seeded by
-    the stats seed and the cell's identity alone, so no other cell's draws move it. The cell is
-    hashed with sha256, not hash(), which Python salts per process for strings."""
-    digest = hashlib.sha256(json.dumps([str(part) for part in cell]).encode()).digest()
-    return np.random.default_rng([seed, *np.frombuffer(digest, np.uint32).tolist()])
-
-
-def _bootstrap(statistic, samples, sp, rng) -> tuple[float, float]:
-    """Percentile interval of `statistic` over independent resamples of each index sample."""
-    result = sps.bootstrap(
-        samples,
-        statistic,
-        n_resamples=sp.bootstrap_resamples,
-        confidence_level=1 - sp.alpha,
-        method="percentile",
-        vectorized=True,
-        paired=False,
-        batch=500,
-        rng=rng,
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
-
-
-def _resampled_mean(done: np.ndarray, seeds: np.ndarray, layouts: np.ndarray) -> np.ndarray:
-    """Mean of `done` over resampled seeds (..., s) and layouts (..., l), per resample."""
-    return done[seeds[..., :, None], layouts[..., None, :]].mean((-2, -1))
-
-
-def mean_interval(done: np.ndarray, sp, rng) -> tuple[float, float]:
-    """Two-level bootstrap interval of 100 x the mean of a (seeds, layouts) outcome matrix."""
-    if len(done) < 2:
-        return math.nan, math.nan
-    seeds, layouts = np.arange(done.shape[0]), np.arange(done.shape[1])
-    return _bootstrap(
-        lambda s, lay, axis=-1: 100 * _resampled_mean(done, s, lay), (seeds, layouts), sp, rng
-    )
-
-
-def diff_interval(a: np.ndarray, b: np.ndarray, sp, rng) -> tuple[float, float]:
-    """Two-level bootstrap interval of 100 x (mean a - mean b): the seeds of a and of b each
-    resampled, the layouts (shared, the same columns in a and b) resampled jointly."""
-    if len(a) < 2 or len(b) < 2:
-        return math.nan, math.nan
-    samples = (np.arange(len(a)), np.arange(len(b)), np.arange(a.shape[1]))
-    return _bootstrap(
-        lambda sa, sb, lay, axis=-1: (
-            100 * (_resampled_mean(a, sa, lay) - _resampled_mean(b, sb, lay))
-        ),
-        samples,
-        sp,
-        rng,
-    )
-
-
-def relabellings(n_a: int, n_b: int) -> int:
-    return math.comb(n_a + n_b, n_a)
-
-
-def permutation_p(a: np.ndarray, b: np.ndarray, rng) -> tuple[float, float]:
-    """Two-sided permutation test of mean(a) - mean(b) over seed labels (per-seed success),
-    and the smallest p the design can give."""
-    if len(a) < 2 or len(b) < 2:
-        return math.nan, math.nan  # scipy needs two per group; one seed each tells nothing
-    count = relabellings(len(a), len(b))
-    exact = count <= MAX_EXACT_PERMUTATIONS
-    result = sps.permutation_test(
-        (a, b),
-        lambda x, y, axis=-1: x.mean(axis) - y.mean(axis),
-        permutation_type="independent",
-        n_resamples=np.inf if exact else MAX_EXACT_PERMUTATIONS,
-        alternative="two-sided",
-        vectorized=True,
-        rng=rng,
-    )
-    p_min = min(1.0, 2 / count) if exact else 2 / (MAX_EXACT_PERMUTATIONS + 1)
-    return float(result.pvalue), p_min
-
-
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (NaN stays NaN and does not count)."""
-    p = np.asarray(p_values, float)
-    out = np.full_like(p, np.nan)
-    defined = np.flatnonzero(~np.isnan(p))
-    order = defined[np.argsort(p[defined], kind="stable")]
-    m = len(order)
-    steps = (m - np.arange(m)) * p[order]
-    out[order] = np.minimum(1.0, np.maximum.accumulate(steps))
-    return out
-
-
-def prob_improvement(a: np.ndarray, b: np.ndarray) -> float:
-    """P(X_a > X_b) + P(X_a = X_b) / 2 over seeds: the Mann-Whitney U of a over n_a n_b."""
-    return float(sps.mannwhitneyu(a, b).statistic / (len(a) * len(b)))
-
-
-def cohens_d(a, b) -> float:
-    """(mean a - mean b) / pooled std (ddof 1): NaN when undefined (one value per group, or no
-    spread and no difference), ±inf when the groups differ without any spread."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    squares = ((a - a.mean()) ** 2).sum() + ((b - b.mean()) ** 2).sum()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pooled = np.sqrt(squares / np.float64(len(a) + len(b) - 2))
-        return float(np.float64(a.mean() - b.mean()) / pooled)
-
-
-UNRESOLVED = "no difference resolved"
-"""the verdict of a pair whose interval covers 0"""
-
-
-def verdict(low: float, high: float) -> str:
-    if low > 0:
-        return "a > b"
-    if high < 0:
-        return "a < b"
-    return UNRESOLVED
-
-
-def compare(a: np.ndarray, b: np.ndarray, sp, rng) -> dict:
-    """Two variants' (seeds, layouts) outcomes on the same layouts."""
-    seeds_a, seeds_b = 100 * a.mean(1), 100 * b.mean(1)
-    low, high = diff_interval(a, b, sp, rng)
-    p, p_min = permutation_p(seeds_a, seeds_b, rng)
-    return {
-        "mean_a_pct": seeds_a.mean(),
-        "mean_b_pct": seeds_b.mean(),
-        "diff_pct": seeds_a.mean() - seeds_b.mean(),
-        "ci_low_pct": low,
-        "ci_high_pct": high,
-        "p_value": p,
-        "p_min": p_min,
-        "prob_improvement": prob_improvement(seeds_a, seeds_b),
-        "cohens_d": cohens_d(seeds_a, seeds_b),
-        "n_seeds_a": len(a),
-        "n_seeds_b": len(b),
-        "n_layouts": a.shape[1],
-        "verdict": verdict(low, high),
-    }
-
-
-def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp):
+def compare_all(
+    episodes: pd.DataFrame, first: list[str], train_context: int, sp, all_pairs: bool = True
+):
     """Every pair of variants that both ran, at every grid size and context; `first` orders
-    the pairs (the reference variant is `a` wherever it takes part)."""
+    the pairs (the reference variant is `a` wherever it takes part). Under `all_pairs` the
+    primary family, Holm-adjusted, is every pair at the training context; a run that declares
+    its hypotheses tests them apart (verdicts.py) and every row here is exploratory."""
     order = first + [e for e in episodes.variant.cat.categories if e not in first]
     runnable = episodes[episodes.applicable]
     rows = []
@@ -482,7 +411,7 @@ def compare_all(episodes: pd.DataFrame, first: list[str], train_context: int, sp
                     "variant_a": var_a,
                     "variant_b": var_b,
                     **compare(a, b, sp, cell_rng(sp.seed, "pair", size, context, var_a, var_b)),
-                    "primary": context == train_context,
+                    "primary": all_pairs and context == train_context,
                 }
             )
     frame = pd.DataFrame(rows)
@@ -547,43 +476,6 @@ def gap_to(pairs: pd.DataFrame, size: int, first: str, variant: str) -> tuple[fl
 
 
 # Power ------------------------------------------------------------------------------------
-
-
-def t_power(diff: float, sd: float, n: int, alpha: float) -> float:
-    """Power of a two-sided two-sample t-test with n per group to detect `diff`."""
-    df = 2 * n - 2
-    shift = diff / (sd * math.sqrt(2 / n))
-    crit = sps.t.ppf(1 - alpha / 2, df)
-    # the far tail underflows to NaN for large shifts, where it is 0
-    far = np.nan_to_num(sps.nct.cdf(-crit, df, shift))
-    return float(sps.nct.sf(crit, df, shift) + far)
-
-
-def detectable(sd: float, n: int, alpha: float) -> float:
-    """The smallest difference (percentage points) detected at POWER with n seeds per group."""
-    if not sd > 0 or n < 2:
-        return math.nan
-    return float(optimize.brentq(lambda d: t_power(d, sd, n, alpha) - POWER, 1e-9, 15 * sd))
-
-
-def seeds_needed(diff: float, sd: float, alpha: float, most: int = 1000) -> float:
-    """The fewest seeds per group that detect `diff` at POWER (the t approximation), also
-    enough for the permutation test's smallest p to fall below alpha."""
-    if not sd > 0:
-        return math.nan
-    for n in range(2, most + 1):
-        if 2 / relabellings(n, n) < alpha and t_power(diff, sd, n, alpha) >= POWER:
-            return float(n)
-    return math.nan
-
-
-def chance_gap(sd: float, n: int, alpha: float) -> float:
-    """The difference of two equal variants' means over n seeds each (points) that chance
-    exceeds with probability alpha, seeds normal with SD `sd`: how far apart a study with n
-    seeds can find two variants that do not differ."""
-    if not sd > 0:
-        return math.nan
-    return float(sps.norm.ppf(1 - alpha / 2) * sd * math.sqrt(2 / n))
 
 
 def power(grid: pd.DataFrame, success: pd.DataFrame, sp) -> pd.DataFrame:

@@ -7,7 +7,7 @@ computes nothing (no means, differences or tests).
 In the shown tables "N/A" means the variant cannot run there (never 0), and "–" a statistic
 that is undefined (one seed, or no spread between seeds).
 
-Tables: training, success_by_grid, steps_by_grid, context, comparisons, power, ranking.
+The tables and their order: analysis/outputs.py.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from dtpe.analysis.outputs import TABLE_NAMES
 
 NOT_APPLICABLE = "N/A"
 UNDEFINED = "–"
@@ -51,16 +53,19 @@ class Table:
 
 def write(params, stats_dir: Path, out_dir: Path) -> None:
     out_dir = Path(out_dir)
-    for build in (
-        training,
-        success_by_grid,
-        steps_by_grid,
-        context,
-        comparisons,
-        power,
-        ranking,
-    ):
-        table = build(params, Path(stats_dir))
+    builders = {
+        "decisions": decisions,
+        "training": training,
+        "success_by_grid": success_by_grid,
+        "iqm": iqm,
+        "steps_by_grid": steps_by_grid,
+        "context": context,
+        "comparisons": comparisons,
+        "power": power,
+        "ranking": ranking,
+    }
+    for name in TABLE_NAMES:
+        table = builders[name](params, Path(stats_dir))
         table.numbers.to_csv(out_dir / f"{table.name}.csv", index=False)
         (out_dir / f"{table.name}.md").write_text(markdown(table))
         (out_dir / f"{table.name}.tex").write_text(latex(table))
@@ -140,11 +145,14 @@ def methods(stats_dir: Path) -> dict:
     return json.loads((Path(stats_dir) / "methods.json").read_text())
 
 
-def primary(stats_dir: Path) -> pd.DataFrame:
-    """The comparisons of the Holm family: every pair at every grid size at the training
-    context."""
+def at_training_context(stats_dir: Path) -> pd.DataFrame:
+    """Every pair at every grid size at the training context (the context table's row of
+    context multiple 1): the primary family of a run that declares none, exploratory where the
+    run declares its hypotheses."""
     frame = read(stats_dir, "comparisons")
-    return frame[frame.primary.astype(bool)].reset_index(drop=True)
+    contexts = read(stats_dir, "context")
+    trained = contexts.context[contexts.context_multiple == 1].iloc[0]
+    return frame[frame.context == trained].reset_index(drop=True)
 
 
 def seeds(n_seeds: pd.Series) -> str:
@@ -222,7 +230,7 @@ def success_by_grid(params, stats_dir: Path) -> Table:
     values = ["success_pct_mean", "ci_low_pct", "ci_high_pct"]
     numbers = by_variant(stats, "grid_size", values, variants)
     # The reference's differences are the comparisons' rows with it first (stats.reference).
-    versus = primary(stats_dir)
+    versus = at_training_context(stats_dir)
     versus = versus[versus.variant_a == reference]
     others = [e for e in variants if e in set(versus.variant_b)]
     for other, rows in versus.groupby("variant_b", sort=False):
@@ -328,7 +336,7 @@ def context(params, stats_dir: Path) -> Table:
 
 
 def comparisons(params, stats_dir: Path) -> Table:
-    numbers, described = primary(stats_dir), methods(stats_dir)
+    numbers, described = at_training_context(stats_dir), methods(stats_dir)
     shown = pd.DataFrame(
         {
             "Grid": numbers.grid_size.map(grid_label),
@@ -345,8 +353,14 @@ def comparisons(params, stats_dir: Path) -> Table:
             "Verdict": numbers.verdict,
         }
     )
+    family = (
+        "Exploratory and unadjusted: the run's verdict is its declared hypotheses' (Table 1); "
+        "p (Holm) is left empty. "
+        if params.verdict.declared()
+        else ""
+    )
     caption = (
-        "Every pair of variants at every grid size, at the training context; "
+        family + "Every pair of variants at every grid size, at the training context; "
         f"seeds per variant: {seeds(pd.concat([numbers.n_seeds_a, numbers.n_seeds_b]))}. "
         f"Δ: mean success of a minus b in percentage points [{confidence(described)} CI]: "
         f"{described['bootstrap']} p: {described['permutation']} "
@@ -411,3 +425,51 @@ def ranking(params, stats_dir: Path) -> Table:
         f"Intervals: {confidence(described)} CI, {described['bootstrap']}"
     )
     return Table("ranking", caption, numbers, shown)
+
+
+def decisions(params, stats_dir: Path) -> Table:
+    numbers, described = read(stats_dir, "decisions"), methods(stats_dir)
+    shown = pd.DataFrame(
+        {
+            "Hypothesis (a vs b on grids)": numbers.hypothesis,
+            "Outcome": numbers.outcome,
+            "a − b (pp) [CI]": [
+                with_interval(*cells, sign="+")
+                for cells in zip(numbers.effect_pct, numbers.ci_low_pct, numbers.ci_high_pct)
+            ],
+            "Margin (pp)": numbers.margin_pct.map(number),
+            "Equivalence CI (pp)": [
+                f"[{low:+.1f}, {high:+.1f}]" if pd.notna(low) else UNDEFINED
+                for low, high in zip(numbers.equivalence_low_pct, numbers.equivalence_high_pct)
+            ],
+            "Seeds a + b": [f"{a} + {b}" for a, b in zip(numbers.seeds_a, numbers.seeds_b)],
+            "Models": numbers.models.map(str),
+        }
+    )
+    caption = (
+        f"The run's declared hypotheses and their outcomes. {described['verdict']} "
+        f"CI: {confidence(described)}, bootstrap over seeds. Equivalence CI: the "
+        f"{100 * (1 - 2 * described['alpha']):g} % interval that the two one-sided tests use. "
+        "Seeds: those each side had when the hypothesis was decided; models: their sum."
+        if len(numbers)
+        else "No hypotheses declared: the run is exploratory (its primary family is every "
+        "pair at every grid size, the comparisons table)."
+    )
+    return Table("decisions", caption, numbers, shown)
+
+
+def iqm(params, stats_dir: Path) -> Table:
+    numbers, described = read(stats_dir, "iqm"), methods(stats_dir)
+    shown = pd.DataFrame(
+        {
+            "Variant": numbers.variant,
+            "IQM (%) [CI]": [
+                with_interval(*cells)
+                for cells in zip(numbers.iqm_pct, numbers.ci_low_pct, numbers.ci_high_pct)
+            ],
+            "Seeds": numbers.n_seeds.map(str),
+            "Grid sizes (tasks)": numbers.tasks.astype(str),
+        }
+    )
+    caption = f"IQM across grid sizes. {described['aggregates']}"
+    return Table("iqm", caption, numbers, shown)

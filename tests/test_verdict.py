@@ -1,0 +1,308 @@
+"""The verdict: declared hypotheses, the design check, AdaStop's interims replayed from per-seed
+scores, the decisions table, fresh seeds, and the field's aggregates against rliable's
+definitions."""
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import ROOT, tiny_raw
+from scipy import stats as sps
+
+from dtpe import cli, names, params
+from dtpe.analysis import aggregates, design, sequential, verdicts
+
+SEEDS = list(range(101, 121))
+
+
+def confirm_raw(hypotheses=None, sequential_design=True) -> dict:
+    """The tiny params with four variants and 20 seeds, testing rope against the other three on
+    the mean over 10x10 and 12x12 in interims of 5."""
+    raw = tiny_raw()
+    raw["study"] = {"variants": ["rope", "learned", "sinusoidal", "nope"], "seeds": SEEDS}
+    raw["stats"]["reference"] = "rope"
+    raw["data"]["suite_sizes"] = [8, 10, 12]
+    raw["verdict"] = {
+        "hypotheses": hypotheses
+        or [
+            {"a": "rope", "b": v, "grids": [10, 12], "margin": 10}
+            for v in ["learned", "sinusoidal", "nope"]
+        ],
+        "confirmatory": False,
+        "sequential": (
+            {"interims": 4, "seeds_per_interim": 5, "permutations": 10000, "seed": 0}
+            if sequential_design
+            else None
+        ),
+    }
+    return raw
+
+
+def planted(means: dict, sd: float, seed: int = 0) -> pd.DataFrame:
+    """Per-seed endpoint scores drawn around each variant's mean."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        {"variant": v, "seed": s, "score_pct": rng.normal(m, sd), "endpoint": "10+12"}
+        for v, m in means.items()
+        for s in SEEDS
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_the_design_check_flags_a_5_seed_18_test_family():
+    raw = tiny_raw()
+    raw["study"]["seeds"] = [1, 2, 3, 4, 5]
+    raw["data"]["suite_sizes"] = [5, 6, 8, 10, 12, 16]  # DoorKey's run: 3 variants x 6 grids
+    found = design.check(params.check(raw))
+    assert found.tests == 18 and found.family == "all_pairs"
+    assert found.p_min == pytest.approx(2 / 252)
+    assert found.threshold == pytest.approx(0.05 / 18)
+    assert not found.can_reject
+    assert found.seeds_needed == 6  # 2 / C(12, 6) = 0.0022 < 0.0028
+    assert "cannot reject" in found.sentence() and "6 seeds per variant" in found.sentence()
+    raw["study"]["seeds"] = [1, 2, 3, 4, 5, 6]
+    assert design.check(params.check(raw)).can_reject
+
+
+def test_dtpe_check_says_a_design_cannot_reject_and_refuses_it_when_confirmatory(tmp_path, capsys):
+    raw = confirm_raw(sequential_design=False)
+    raw["study"]["seeds"] = [1, 2, 3]
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "params.json"
+    assert cli.main(["check", "--params", str(path), "--out", str(out)]) == 0
+    assert "The design cannot reject" in capsys.readouterr().out
+    assert not yaml.safe_load(out.read_text())["design"]["can_reject"]
+    raw["verdict"]["confirmatory"] = True
+    path.write_text(yaml.safe_dump(raw))
+    out.unlink()
+    assert cli.main(["check", "--params", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "confirmatory run whose design cannot reject" in err and "seeds per variant" in err
+    assert not out.exists()
+
+
+def test_a_confirmatory_run_refuses_seeds_of_another_params_file(tmp_path):
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    overlay = {
+        "base": "params.yaml",
+        "study": {"seeds": [7001, 7002, 1011]},
+        "verdict": {
+            "hypotheses": [{"a": "rope", "b": "learned", "grids": [20]}],
+            "confirmatory": True,
+            "sequential": None,
+        },
+    }
+    confirm = tmp_path / "params-confirm.yaml"
+    confirm.write_text(yaml.safe_dump(overlay))
+    with pytest.raises(params.ParamsError, match=r"fresh seeds.*\[1011\].*params\.yaml"):
+        params.load(confirm)
+    overlay["study"]["seeds"] = [7001, 7002, 7003]
+    confirm.write_text(yaml.safe_dump(overlay))
+    assert params.load(confirm).study.seeds == [7001, 7002, 7003]
+    # the repository's own confirmatory runs are fresh against every run beside them
+    for name in ["params-confirm-maze.yaml", "params-confirm-doorkey.yaml"]:
+        assert params.load(ROOT / name).verdict.confirmatory
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda v: v["hypotheses"][0].update(b="alibi"), "'alibi' is not in study.variants"),
+        (lambda v: v["hypotheses"][0].update(grids=[15]), r"\[15\] not in data.suite_sizes"),
+        (lambda v: v["hypotheses"][0].update(b="rope"), "compares 'rope' with itself"),
+        (lambda v: v.update(hypotheses="all_pairs"), "declares its hypotheses"),
+        (lambda v: v["sequential"].update(interims=3), "caps the run at 3 interims x 5 = 15"),
+    ],
+)
+def test_bad_hypotheses_are_refused_naming_the_key(change, message):
+    raw = confirm_raw()
+    change(raw["verdict"])
+    with pytest.raises(params.ParamsError, match=message):
+        params.check(raw)
+
+
+def test_the_sequential_test_stops_early_on_a_planted_large_effect():
+    p = params.check(confirm_raw())
+    scores = planted({"rope": 70, "learned": 40, "sinusoidal": 35, "nope": 30}, sd=5)
+    first = scores[scores.seed.isin(SEEDS[:5])]
+    replayed = sequential.replay(p, first)
+    assert list(replayed.decisions.decision) == ["a > b"] * 3
+    assert replayed.next_interim is None
+    assert replayed.finished == replayed.wanted and len(replayed.finished) == 20
+    table = verdicts.decide(p, first)
+    assert list(table.outcome) == ["a > b"] * 3
+    assert list(table.models) == [10, 10, 10] and list(table.interim) == [1, 1, 1]
+    assert (table.ci_low_pct > 0).all()
+
+
+def test_a_decided_hypothesis_drops_its_variant_from_the_next_interim():
+    p = params.check(confirm_raw())
+    scores = planted({"rope": 60, "learned": 59, "sinusoidal": 58, "nope": 10}, sd=8, seed=3)
+    replayed = sequential.replay(p, scores[scores.seed.isin(SEEDS[:5])])
+    assert list(replayed.decisions.decision) == ["continue", "continue", "a > b"]
+    assert replayed.next_interim == 2
+    new = set(replayed.wanted) - set(replayed.finished)
+    assert new == {(v, s) for v in ["rope", "learned", "sinusoidal"] for s in SEEDS[5:10]}
+    assert "interim 2 trains 15 models" in replayed.summary()
+
+
+def test_the_sequential_test_does_not_reject_a_planted_null_and_finds_equivalence():
+    p = params.check(confirm_raw())
+    scores = planted({"rope": 50, "learned": 50, "sinusoidal": 50, "nope": 50}, sd=3, seed=1)
+    replayed = sequential.replay(p, scores)
+    assert set(replayed.decisions.decision) == {"equal"}  # not rejected by the cap
+    assert list(replayed.decisions.interim) == [4, 4, 4]
+    table = verdicts.decide(p, scores)
+    assert set(table.outcome) == {"equivalent within ±10"}
+    assert list(table.models) == [40, 40, 40]
+    wide = params.check(confirm_raw())  # a seed SD too large for the margin: undecided
+    noisy = planted({"rope": 50, "learned": 50, "sinusoidal": 50, "nope": 50}, sd=40, seed=1)
+    assert set(verdicts.decide(wide, noisy).outcome) <= {"undecided", "a > b", "a < b"}
+
+
+@pytest.mark.slow
+def test_the_sequential_family_wise_error_stays_at_alpha_on_a_null():
+    """adastop 0.1.3 at alpha 0.05 rejected a true null in 10.7 % of 1,000 runs (it compares a
+    two-sided statistic with a one-sided quantile); sequential.replay halves alpha for it. Two
+    interims of 5 seeds and 2,000 permutations keep 600 runs to half a minute."""
+    raw = confirm_raw()
+    raw["verdict"]["sequential"].update(interims=2, permutations=2000)
+    raw["study"]["seeds"] = SEEDS[:10]
+    p = params.check(raw)
+    runs, rejected = 600, 0
+    for r in range(runs):
+        scores = planted({"rope": 50, "learned": 50, "sinusoidal": 50, "nope": 50}, 10, seed=r)
+        decided = sequential.replay(p, scores[scores.seed.isin(SEEDS[:10])]).decisions
+        rejected += bool(decided.decision.isin(["a > b", "a < b"]).any())
+    # 600 runs at a true rate of 0.05 give 30 +- 5 rejections; at adastop's own 0.1, 60 +- 7
+    assert rejected <= 45
+
+
+def test_a_fixed_design_holm_adjusts_the_declared_family_only():
+    raw = confirm_raw(sequential_design=False)
+    p = params.check(raw)
+    scores = planted({"rope": 70, "learned": 40, "sinusoidal": 69, "nope": 69}, sd=5)
+    table = verdicts.decide(p, scores)
+    assert table.outcome.iloc[0] == "a > b"
+    assert table.p_holm.iloc[0] == pytest.approx(min(1, 3 * table.p_value.iloc[0]))
+    assert list(table.models) == [40, 40, 40]
+
+
+def test_the_plan_reads_the_evaluations_and_asks_for_the_next_interim(tmp_path):
+    p = params.check(confirm_raw())
+    grid = tmp_path / "eval" / "grid"
+    grid.mkdir(parents=True)
+    assert sequential.plan(p, grid).next_interim == 1
+    rng = np.random.default_rng(0)
+    means = {"rope": 0.6, "learned": 0.6, "sinusoidal": 0.6, "nope": 0.05}
+    for v, mean in means.items():
+        for s in SEEDS[:5]:
+            rows = [
+                {
+                    "variant": v,
+                    "seed": s,
+                    "grid_size": n,
+                    "context": 6,
+                    "layout_id": i,
+                    "success": int(rng.random() < mean),
+                    "applicable": True,
+                }
+                for n in [8, 10, 12]
+                for i in range(40)
+            ]
+            pd.DataFrame(rows).to_csv(grid / f"{names.model_name(v, s)}.csv", index=False)
+    plan = sequential.plan(p, grid)
+    assert len(plan.finished) == 20
+    assert plan.next_interim == 2
+    assert {v for v, _ in set(plan.wanted) - set(plan.finished)} == {
+        "rope",
+        "learned",
+        "sinusoidal",
+    }
+
+
+def rliable_stratified_iqm(scores, reps, rng):
+    """rliable's StratifiedBootstrap of aggregate_iqm, as rliable/library.py draws it: one run
+    index per (run, task) cell, each task's column resampled on its own."""
+    runs, tasks = scores.shape
+    out = []
+    for _ in range(reps):
+        idx = rng.integers(0, runs, (runs, tasks))
+        out.append(sps.trim_mean(scores[idx, np.arange(tasks)], 0.25, axis=None))
+    return np.percentile(out, [2.5, 97.5])
+
+
+def test_the_aggregates_follow_rliables_definitions():
+    rng = np.random.default_rng(0)
+    scores = np.clip(rng.normal([80, 60, 40, 20], 12, (10, 4)), 0, 100)
+    # aggregate_iqm: trim_mean over every run and task
+    assert aggregates.iqm(scores) == pytest.approx(sps.trim_mean(scores.ravel(), 0.25))
+    # run_score_deviation: the share of scores above tau
+    prof = aggregates.profile(scores)
+    for tau, value in zip(aggregates.TAUS, prof):
+        assert value == pytest.approx(np.mean(scores > tau))
+    assert prof[0] <= 1 and np.all(np.diff(prof) <= 0)
+    sp = params.check(tiny_raw()).stats
+    low, high = aggregates.stratified_interval(
+        scores, lambda s: aggregates.iqm(s.reshape(*s.shape[:-2], -1), axis=-1), sp, rng
+    )
+    want_low, want_high = rliable_stratified_iqm(scores, 4000, np.random.default_rng(1))
+    assert low == pytest.approx(want_low, abs=1.0) and high == pytest.approx(want_high, abs=1.0)
+    # the profile's pointwise band, against the same resampling drawn by hand
+    p_low, p_high = aggregates.stratified_interval(scores, aggregates.profile, sp, rng)
+    draws = np.random.default_rng(2)
+    by_hand = []
+    for _ in range(4000):
+        idx = draws.integers(0, 10, (10, 4))
+        by_hand.append(aggregates.profile(scores[idx, np.arange(4)]))
+    want = np.percentile(by_hand, [2.5, 97.5], axis=0)
+    assert p_low.shape == aggregates.TAUS.shape
+    assert np.abs(p_low - want[0]).max() <= 0.051 and np.abs(p_high - want[1]).max() <= 0.051
+    assert (p_low <= prof + 1e-12).all() and (prof <= p_high + 1e-12).all()
+    # stratified: a task whose runs all agree adds no spread, however far it lies
+    flat = scores.copy()
+    flat[:, 0] = 100
+    assert aggregates.stratified_interval(
+        flat[:, :1], lambda s: aggregates.iqm(s.reshape(*s.shape[:-2], -1), axis=-1), sp, rng
+    ) == pytest.approx((100, 100))
+
+
+def test_stats_of_a_declared_run_write_decisions_and_mark_every_pair_exploratory(tmp_path):
+    raw = confirm_raw(sequential_design=False)
+    p = params.check(copy.deepcopy(raw))
+    rng = np.random.default_rng(0)
+    frames = []
+    for v, mean in {"rope": 0.9, "learned": 0.2, "sinusoidal": 0.85, "nope": 0.8}.items():
+        for s in SEEDS:
+            frames += [
+                {
+                    "variant": v,
+                    "seed": s,
+                    "grid_size": n,
+                    "context": 6,
+                    "layout_id": i,
+                    "success": int(rng.random() < mean),
+                    "steps": 5,
+                    "optimal_steps": 5,
+                    "applicable": True,
+                }
+                for n in [8, 10, 12]
+                for i in range(6)
+            ]
+    grid = pd.DataFrame(frames)
+    compared = __import__("dtpe.analysis.stats", fromlist=["compare_all"]).compare_all(
+        grid.assign(variant=pd.Categorical(grid.variant, p.study.variants)),
+        ["rope", "learned", "sinusoidal", "nope"],
+        6,
+        p.stats,
+        all_pairs=not p.verdict.declared(),
+    )
+    assert not compared.primary.any() and compared.p_holm.isna().all()
+    scores = sequential.endpoint_scores(grid, p.verdict.declared())
+    assert len(scores) == 80
+    table = verdicts.decide(p, scores)
+    assert table.hypothesis.tolist()[0] == "rope vs learned on 10+12"
+    assert table.outcome.iloc[0] == "a > b"
