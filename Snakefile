@@ -27,4 +27,8 @@ rule all:
         EXPLORER,
         "results/stats",
         "results/params.json",
+        # every model's own outputs, named: a sequential run's next interim adds models to the
+        # existing results/stats' inputs, which Snakemake would otherwise leave unbuilt
+        expand("results/eval/{sweep}/{model}.csv", sweep=["test", "grid", "context"], model=MODELS),
+        expand("results/attention/{model}.json", model=MODELS),
     default_target: True

@@ -291,3 +291,61 @@ def test_a_doorkey_run_goes_through_snakemake_and_dvc(tmp_path):
     run(clone, "snakemake", "--touch", "--forceall", "--cores", "1", *overlay)
     out = run(clone, "snakemake", "-n", "--cores", "1", *overlay).stdout
     assert "Nothing to be done" in out, out[-2000:]
+
+
+def test_a_sequential_run_adds_its_seeds_interim_by_interim(tmp_path):
+    """A tiny sequential run (params `verdict.sequential`): each call of the one command trains
+    the next interim's models only and recomputes the decisions from every evaluation so far;
+    the finished interims' models survive a clone through the DVC remote; once the run is
+    finished (decided or at its cap) the command has nothing to do."""
+    raw = e2e_params()
+    project = make_project(tmp_path / "project", raw)
+    raw["study"] = {"variants": ["learned", "rope"], "seeds": [1, 2, 3, 4]}
+    raw["verdict"] = {
+        "hypotheses": [{"a": "rope", "b": "learned", "grids": [10], "margin": 50}],
+        "confirmatory": False,
+        "sequential": {"interims": 2, "seeds_per_interim": 2, "permutations": 100, "seed": 0},
+    }
+    (project / "runs" / "seq").mkdir(parents=True)
+    (project / "params-seq.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    overlay = ["--configfile", "params-seq.yaml", "--directory", "runs/seq"]
+    first = run(project, "snakemake", "--cores", "2", *overlay)
+    assert "interim 1 trains 4 models" in first.stderr
+    stats = project / "runs/seq/results/stats"
+    interims = (stats / "interims.csv").read_text()
+    assert "1,learned rope,1 2,True" in interims
+    models = project / "runs/seq/models"
+    assert sorted(p.name for p in models.iterdir()) == [
+        "learned_s1",
+        "learned_s2",
+        "rope_s1",
+        "rope_s2",
+    ]
+    decided = (stats / "decisions.csv").read_text().splitlines()[1]
+    # 2 seeds a side: 6 relabellings, too few for AdaStop's first boundary, so the test goes on
+    assert ",open," in decided, decided
+    kept = {p.name: (p / "model.safetensors").stat().st_mtime_ns for p in models.iterdir()}
+    run(project, "dvc", "add", "-q", "runs/seq/data", "runs/seq/models")
+    run(project, "git", "add", "-A")
+    run(project, "git", "commit", "-q", "-m", "interim 1")
+    run(project, "dvc", "push", "-q")
+    clone = tmp_path / "clone"
+    run(tmp_path, "git", "clone", "-q", str(project), str(clone))
+    run(clone, "dvc", "pull", "-q", "runs/seq/data.dvc", "runs/seq/models.dvc")
+    run(clone, "snakemake", "--touch", "--forceall", "--cores", "1", *overlay)
+    planned = run(clone, "snakemake", "-n", "-p", "--cores", "1", *overlay)
+    assert "interim 2 trains 4 models" in planned.stderr
+    trains = re.findall(r"dtpe train .* --seed (\d+)", planned.stdout + planned.stderr)
+    # the first interim's models are kept
+    assert sorted(set(trains)) == ["3", "4"], planned.stdout[-3000:]
+    second = run(project, "snakemake", "--cores", "2", *overlay)
+    assert "interim 2 trains 4 models" in second.stderr
+    for name, mtime in kept.items():
+        assert (models / name / "model.safetensors").stat().st_mtime_ns == mtime, name
+    assert len(list(models.iterdir())) == 8
+    decisions = (stats / "decisions.csv").read_text().splitlines()[1]
+    assert ",2.0" in decisions or ",2\n" in decisions + "\n"  # decided at the cap's interim
+    assert any(o in decisions for o in ("equivalent within ±50", "undecided", "a > b", "a < b"))
+    last = run(project, "snakemake", "-n", "--cores", "1", *overlay)
+    assert "sequential run finished: 8 models" in last.stderr
+    assert "Nothing to be done" in last.stdout
