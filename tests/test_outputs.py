@@ -744,3 +744,115 @@ def test_the_confound_reads_variant_names_with_the_catalog():
     assert "In rope-t_sinusoidal the timestep t" in confound_text(["rope-t_sinusoidal"])
     assert "In rope the timestep t" in confound_text(["rope", "rope-t_none"])
     assert "No model of this run encodes t with the sinusoid" in confound_text(["rope-t_none"])
+
+
+def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
+    tmp_path, tiny_params
+):
+    root = tmp_path
+    pipeline(root, tiny_params)
+    stats_dir = root / "results" / "stats"
+    comparisons = pd.read_csv(stats_dir / "comparisons.csv")
+    comparisons.assign(primary=False, p_holm=math.nan).to_csv(
+        stats_dir / "comparisons.csv", index=False
+    )
+    decisions = pd.DataFrame(
+        [
+            {
+                "hypothesis": "rope vs learned on 10+20",
+                "a": "rope",
+                "b": "learned",
+                "endpoint": "10+20",
+                "outcome": "a > b",
+                "effect_pct": 31.0,
+                "ci_low_pct": 20.5,
+                "ci_high_pct": 41.5,
+                "margin_pct": 10.0,
+                "equivalence_low_pct": 22.0,
+                "equivalence_high_pct": 40.0,
+                "p_value": math.nan,
+                "p_holm": math.nan,
+                "seeds_a": 5,
+                "seeds_b": 5,
+                "models": 10,
+                "interim": 1,
+            },
+            {
+                "hypothesis": "rope vs sinusoidal on 10+20",
+                "a": "rope",
+                "b": "sinusoidal",
+                "endpoint": "10+20",
+                "outcome": "open",
+                "effect_pct": 16.0,
+                "ci_low_pct": -2.0,
+                "ci_high_pct": 30.0,
+                "margin_pct": 10.0,
+                "equivalence_low_pct": 1.0,
+                "equivalence_high_pct": 28.0,
+                "p_value": math.nan,
+                "p_holm": math.nan,
+                "seeds_a": 5,
+                "seeds_b": 5,
+                "models": 10,
+                "interim": 1,
+            },
+        ],
+        columns=verdicts.COLUMNS,
+    )
+    decisions.to_csv(stats_dir / "decisions.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "interim": 1,
+                "variants": "learned sinusoidal rope",
+                "seeds": "1 2 3",
+                "finished": True,
+            },
+            {"interim": 2, "variants": "sinusoidal rope", "seeds": "4 5 6", "finished": False},
+        ]
+    ).to_csv(stats_dir / "interims.csv", index=False)
+    design = {**DESIGN, "can_reject": True, "sentence": "The design can reject: as written."}
+    (stats_dir / "design.json").write_text(json.dumps(design))
+    from conftest import tiny_raw
+
+    raw = tiny_raw()
+    raw["study"] = {"variants": VARIANTS, "seeds": SEEDS + [4, 5, 6]}
+    raw["data"]["suite_sizes"] = SIZES
+    raw["verdict"] = {
+        "hypotheses": [
+            {"a": "rope", "b": b, "grids": [10, 20], "margin": 10}
+            for b in ("learned", "sinusoidal")
+        ],
+        "confirmatory": True,
+        "sequential": {"interims": 2, "seeds_per_interim": 3, "permutations": 1000, "seed": 0},
+    }
+    path = root / "params.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    from dtpe import params as params_mod
+
+    declared = params_mod.check(raw)
+    tables_dir = root / "tables"
+    for old in tables_dir.iterdir():
+        old.unlink()
+    tables.write(declared, stats_dir, tables_dir)
+    attention = sorted((root / "results" / "attention").glob("*.json"))
+    out = root / "figures" / "REPORT.md"
+    report.write(path, stats_dir, tables_dir, root / "figures", attention, None, out)
+    text = out.read_text()
+    verdict = text.split("### Verdict\n\n")[1].split("###")[0]
+    assert verdict.startswith("The design can reject: as written.")
+    assert "confirmatory hypotheses (2; seeds added in interims of 3 by AdaStop" in verdict
+    assert (
+        "- **rope vs learned on 10+20**: a > b, +31.0 [+20.5, +41.5] (5 + 5 seeds, 10 models)"
+        in verdict
+    )
+    assert "- **rope vs sinusoidal on 10+20**: open" in verdict
+    assert "Interims finished: 1 of at most 2, 9 models trained." in verdict
+    assert "Next: interim 2, sinusoidal rope at seeds 4 5 6" in verdict
+    assert "Every comparison below is exploratory" in text
+    assert "Holm p" not in text.split("### What the intervals say")[1].split("###")[0]
+    assert "unadjusted p" in text and "exploratory)" in text
+    caption = (tables_dir / "comparisons.md").read_text().splitlines()[0]
+    assert caption.startswith("Exploratory and unadjusted")
+    assert shown_row(tables_dir / "decisions.md", "rope vs learned")[1] == "a > b"
+    assert text.index("### Table 1. Declared hypotheses") < text.index("### Table 2. Training")
