@@ -23,9 +23,9 @@ def run_models(params, results: Path) -> list[tuple[str, int]]:
     return [(v, s) for v in params.study.variants for s in params.study.seeds]
 
 
-def per_model(params, results: Path, folder: str, suffix: str) -> list[Path]:
-    """The per-model files of a step under `results`/`folder`, for every model of the run."""
-    return names.per_model(run_models(params, results), results / folder, suffix)
+def per_model(models, results: Path, folder: str, suffix: str) -> list[Path]:
+    """The per-model files of a step under `results`/`folder`, for every model in `models`."""
+    return names.per_model(models, results / folder, suffix)
 
 
 def cmd_check(args, params):
@@ -154,13 +154,14 @@ def cmd_stats(args, params):
     results = Path(args.results)
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
+        models = run_models(params, results)
         stats.run(
             params,
-            per_model(params, results, "eval/test", ".csv"),
-            per_model(params, results, "eval/grid", ".csv"),
-            per_model(params, results, "eval/context", ".csv"),
-            per_model(params, results, "train", "/metrics.csv"),
-            per_model(params, results, "attention", ".json"),
+            per_model(models, results, "eval/test", ".csv"),
+            per_model(models, results, "eval/grid", ".csv"),
+            per_model(models, results, "eval/context", ".csv"),
+            per_model(models, results, "train", "/metrics.csv"),
+            per_model(models, results, "attention", ".json"),
             tmp,
         )
 
@@ -182,7 +183,7 @@ def cmd_figures(args, params):
         params,
         Path(args.data),
         results / "stats",
-        per_model(params, results, "attention", ".json"),
+        per_model(run_models(params, results), results, "attention", ".json"),
         Path(args.out),
     )
     print("figures: " + ", ".join(str(p) for p in paths))
@@ -197,7 +198,7 @@ def cmd_report(args, params):
         results / "stats",
         results / "tables",
         Path(args.figures),
-        per_model(params, results, "attention", ".json"),
+        per_model(run_models(params, results), results, "attention", ".json"),
         _timings(Path(args.benchmarks)),
         Path(args.out),
     )

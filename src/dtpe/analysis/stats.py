@@ -148,16 +148,16 @@ def run(
     context = pd.concat([grid, labelled(read_episodes(context_csvs))], ignore_index=True)
     labels = variants + sorted(set(context.variant) - set(variants))
     grid, context = ordered(grid, variants), ordered(context, labels)
+    declared = params.verdict.declared()
     comparisons = compare_all(
         context,
         [sp.reference] + [e for e in variants if e != sp.reference],
         train_context,
         sp,
-        all_pairs=not params.verdict.declared(),
+        all_pairs=not declared,
     )
     success = success_by_grid(grid, sp)
     epochs = ordered(read_metrics(metrics_csvs), variants)
-    declared = params.verdict.declared()
     scores = sequential.endpoint_scores(grid, declared) if declared else None
     replayed = sequential.replay(params, scores) if params.verdict.sequential else None
     beyond = [n for n in params.data.suite_sizes if n > params.data.train_size]
