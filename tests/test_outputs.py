@@ -756,49 +756,35 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     comparisons.assign(primary=False, p_holm=math.nan).to_csv(
         stats_dir / "comparisons.csv", index=False
     )
-    decisions = pd.DataFrame(
-        [
-            {
-                "hypothesis": "rope vs learned on 10+20",
-                "a": "rope",
-                "b": "learned",
-                "endpoint": "10+20",
-                "outcome": "a > b",
-                "effect_pct": 31.0,
-                "ci_low_pct": 20.5,
-                "ci_high_pct": 41.5,
-                "margin_pct": 10.0,
-                "equivalence_low_pct": 22.0,
-                "equivalence_high_pct": 40.0,
-                "p_value": math.nan,
-                "p_holm": math.nan,
-                "seeds_a": 5,
-                "seeds_b": 5,
-                "models": 10,
-                "interim": 1,
-            },
-            {
-                "hypothesis": "rope vs sinusoidal on 10+20",
-                "a": "rope",
-                "b": "sinusoidal",
-                "endpoint": "10+20",
-                "outcome": "open",
-                "effect_pct": 16.0,
-                "ci_low_pct": -2.0,
-                "ci_high_pct": 30.0,
-                "margin_pct": 10.0,
-                "equivalence_low_pct": 1.0,
-                "equivalence_high_pct": 28.0,
-                "p_value": math.nan,
-                "p_holm": math.nan,
-                "seeds_a": 5,
-                "seeds_b": 5,
-                "models": 10,
-                "interim": 1,
-            },
-        ],
-        columns=verdicts.COLUMNS,
-    )
+    decided = {
+        "hypothesis": "rope vs learned on 10+20",
+        "a": "rope",
+        "b": "learned",
+        "endpoint": "10+20",
+        "outcome": "a > b",
+        "effect_pct": 31.0,
+        "ci_low_pct": 20.5,
+        "ci_high_pct": 41.5,
+        "margin_pct": 10.0,
+        "equivalence_low_pct": 22.0,
+        "equivalence_high_pct": 40.0,
+        "p_value": math.nan,
+        "p_holm": math.nan,
+        "seeds_a": 5,
+        "seeds_b": 5,
+        "models": 10,
+        "interim": 1,
+    }
+    still_open = {
+        **decided,
+        "hypothesis": "rope vs sinusoidal on 10+20",
+        "b": "sinusoidal",
+        "outcome": "open",
+        "effect_pct": 16.0,
+        "ci_low_pct": -2.0,
+        "ci_high_pct": 30.0,
+    }
+    decisions = pd.DataFrame([decided, still_open], columns=verdicts.COLUMNS)
     decisions.to_csv(stats_dir / "decisions.csv", index=False)
     pd.DataFrame(
         [

@@ -260,6 +260,20 @@ def test_bad_params_stop_before_any_job(tmp_path):
     assert done.returncode != 0 and "epochs" in done.stdout + done.stderr
 
 
+def pushed_and_cloned(project: Path, run_dir: str, clone: Path, overlay: list) -> Path:
+    """A run's data and models tracked (`dvc add`) and pushed as a run's are, the project
+    committed and cloned, the clone's data and models pulled from the remote and accepted by
+    Snakemake (`--touch`): the clone, as another machine would have it."""
+    run(project, "dvc", "add", "-q", f"{run_dir}/data", f"{run_dir}/models")
+    run(project, "git", "add", "-A")
+    run(project, "git", "commit", "-q", "-m", run_dir)
+    run(project, "dvc", "push", "-q")
+    run(clone.parent, "git", "clone", "-q", str(project), str(clone))
+    run(clone, "dvc", "pull", "-q", f"{run_dir}/data.dvc", f"{run_dir}/models.dvc")
+    run(clone, "snakemake", "--touch", "--forceall", "--cores", "1", *overlay)
+    return clone
+
+
 def test_a_doorkey_run_goes_through_snakemake_and_dvc(tmp_path):
     """A tiny DoorKey run as the README gives it, an overlay in runs/<run>: Snakemake builds it
     all, DVC tracks its data and models (`dvc add`, as a run's are), a clone pulls them back from
@@ -280,15 +294,8 @@ def test_a_doorkey_run_goes_through_snakemake_and_dvc(tmp_path):
     summary = json.loads((project / "runs/doorkey/data/summary.json").read_text())
     assert sorted(summary["suites"]) == ["5", "6"]
     assert summary["suites"]["6"]["cap"] == 360  # MiniGrid's 10 N^2
-    run(project, "dvc", "add", "-q", "runs/doorkey/data", "runs/doorkey/models")
-    run(project, "git", "add", "-A")
-    run(project, "git", "commit", "-q", "-m", "doorkey run")
-    run(project, "dvc", "push", "-q")
-    clone = tmp_path / "clone"
-    run(tmp_path, "git", "clone", "-q", str(project), str(clone))
-    run(clone, "dvc", "pull", "-q", "runs/doorkey/data.dvc", "runs/doorkey/models.dvc")
+    clone = pushed_and_cloned(project, "runs/doorkey", tmp_path / "clone", overlay)
     assert (clone / "runs/doorkey/models/rope_s1/model.safetensors").is_file()
-    run(clone, "snakemake", "--touch", "--forceall", "--cores", "1", *overlay)
     out = run(clone, "snakemake", "-n", "--cores", "1", *overlay).stdout
     assert "Nothing to be done" in out, out[-2000:]
 
@@ -325,14 +332,7 @@ def test_a_sequential_run_adds_its_seeds_interim_by_interim(tmp_path):
     # 2 seeds a side: 6 relabellings, too few for AdaStop's first boundary, so the test goes on
     assert ",open," in decided, decided
     kept = {p.name: (p / "model.safetensors").stat().st_mtime_ns for p in models.iterdir()}
-    run(project, "dvc", "add", "-q", "runs/seq/data", "runs/seq/models")
-    run(project, "git", "add", "-A")
-    run(project, "git", "commit", "-q", "-m", "interim 1")
-    run(project, "dvc", "push", "-q")
-    clone = tmp_path / "clone"
-    run(tmp_path, "git", "clone", "-q", str(project), str(clone))
-    run(clone, "dvc", "pull", "-q", "runs/seq/data.dvc", "runs/seq/models.dvc")
-    run(clone, "snakemake", "--touch", "--forceall", "--cores", "1", *overlay)
+    clone = pushed_and_cloned(project, "runs/seq", tmp_path / "clone", overlay)
     planned = run(clone, "snakemake", "-n", "-p", "--cores", "1", *overlay)
     assert "interim 2 trains 4 models" in planned.stderr
     trains = re.findall(r"dtpe train .* --seed (\d+)", planned.stdout + planned.stderr)

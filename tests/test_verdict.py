@@ -51,6 +51,27 @@ def planted(means: dict, sd: float, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def episode_rows(means: dict, seeds, rng, layouts: int, **extra) -> list[dict]:
+    """Grid-sweep rows of every variant and seed on 8x8, 10x10 and 12x12, each layout solved
+    with the variant's chance `means[variant]`."""
+    return [
+        {
+            "variant": v,
+            "seed": s,
+            "grid_size": n,
+            "context": 6,
+            "layout_id": i,
+            "success": int(rng.random() < mean),
+            "applicable": True,
+            **extra,
+        }
+        for v, mean in means.items()
+        for s in seeds
+        for n in [8, 10, 12]
+        for i in range(layouts)
+    ]
+
+
 def test_the_design_check_flags_a_5_seed_18_test_family():
     raw = tiny_raw()
     raw["study"]["seeds"] = [1, 2, 3, 4, 5]
@@ -196,24 +217,10 @@ def test_the_plan_reads_the_evaluations_and_asks_for_the_next_interim(tmp_path):
     grid = tmp_path / "eval" / "grid"
     grid.mkdir(parents=True)
     assert sequential.plan(p, grid).next_interim == 1
-    rng = np.random.default_rng(0)
     means = {"rope": 0.6, "learned": 0.6, "sinusoidal": 0.6, "nope": 0.05}
-    for v, mean in means.items():
-        for s in SEEDS[:5]:
-            rows = [
-                {
-                    "variant": v,
-                    "seed": s,
-                    "grid_size": n,
-                    "context": 6,
-                    "layout_id": i,
-                    "success": int(rng.random() < mean),
-                    "applicable": True,
-                }
-                for n in [8, 10, 12]
-                for i in range(40)
-            ]
-            pd.DataFrame(rows).to_csv(grid / f"{names.model_name(v, s)}.csv", index=False)
+    rows = pd.DataFrame(episode_rows(means, SEEDS[:5], np.random.default_rng(0), 40))
+    for (v, s), frame in rows.groupby(["variant", "seed"]):
+        frame.to_csv(grid / f"{names.model_name(v, s)}.csv", index=False)
     plan = sequential.plan(p, grid)
     assert len(plan.finished) == 20
     assert plan.next_interim == 2
@@ -273,25 +280,8 @@ def test_the_aggregates_follow_rliables_definitions():
 def test_stats_of_a_declared_run_write_decisions_and_mark_every_pair_exploratory(tmp_path):
     raw = confirm_raw(sequential_design=False)
     p = params.check(copy.deepcopy(raw))
-    rng = np.random.default_rng(0)
-    frames = []
-    for v, mean in {"rope": 0.9, "learned": 0.2, "sinusoidal": 0.85, "nope": 0.8}.items():
-        for s in SEEDS:
-            frames += [
-                {
-                    "variant": v,
-                    "seed": s,
-                    "grid_size": n,
-                    "context": 6,
-                    "layout_id": i,
-                    "success": int(rng.random() < mean),
-                    "steps": 5,
-                    "optimal_steps": 5,
-                    "applicable": True,
-                }
-                for n in [8, 10, 12]
-                for i in range(6)
-            ]
+    means = {"rope": 0.9, "learned": 0.2, "sinusoidal": 0.85, "nope": 0.8}
+    frames = episode_rows(means, SEEDS, np.random.default_rng(0), 6, steps=5, optimal_steps=5)
     grid = pd.DataFrame(frames)
     compared = __import__("dtpe.analysis.stats", fromlist=["compare_all"]).compare_all(
         grid.assign(variant=pd.Categorical(grid.variant, p.study.variants)),

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from dtpe.analysis.inference import percentile_interval
+
 TAUS = np.linspace(0, 100, 101)
 """the profile's thresholds, success %"""
 
@@ -39,19 +41,14 @@ def stratified_interval(scores: np.ndarray, statistic, sp, rng) -> tuple[np.ndar
     if scores.shape[0] < 2:
         shape = np.shape(statistic(scores))
         return np.full(shape, np.nan), np.full(shape, np.nan)
-    result = sps.bootstrap(
-        tuple(scores.T),
+    return percentile_interval(
         # scipy wants the resamples on the statistic's last axis, after any outputs of its own
         lambda *columns, axis=-1: np.moveaxis(statistic(np.stack(columns, axis=-1)), 0, -1),
-        n_resamples=sp.bootstrap_resamples,
-        confidence_level=1 - sp.alpha,
-        method="percentile",
-        vectorized=True,
-        paired=False,
+        tuple(scores.T),
+        sp,
+        rng,
         batch=200,
-        rng=rng,
     )
-    return result.confidence_interval.low, result.confidence_interval.high
 
 
 def matrices(per_seed: pd.DataFrame, tasks: list[int]) -> dict[str, np.ndarray]:

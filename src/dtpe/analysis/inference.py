@@ -26,20 +26,28 @@ def cell_rng(seed: int, *cell) -> np.random.Generator:
     return np.random.default_rng([seed, *np.frombuffer(digest, np.uint32).tolist()])
 
 
-def _bootstrap(statistic, samples, sp, rng) -> tuple[float, float]:
-    """Percentile interval of `statistic` over independent resamples of each index sample."""
+def percentile_interval(statistic, samples, sp, rng, batch: int = 500, confidence=None):
+    """Percentile interval (at `confidence`, 1 - alpha by default) of a vectorized `statistic`
+    over independent resamples of each of `samples` (scipy.stats.bootstrap): (low, high), arrays
+    where the statistic has outputs of its own."""
     result = sps.bootstrap(
         samples,
         statistic,
         n_resamples=sp.bootstrap_resamples,
-        confidence_level=1 - sp.alpha,
+        confidence_level=1 - sp.alpha if confidence is None else confidence,
         method="percentile",
         vectorized=True,
         paired=False,
-        batch=500,
+        batch=batch,
         rng=rng,
     )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return result.confidence_interval.low, result.confidence_interval.high
+
+
+def _bootstrap(statistic, samples, sp, rng) -> tuple[float, float]:
+    """Percentile interval of `statistic` over independent resamples of each index sample."""
+    low, high = percentile_interval(statistic, samples, sp, rng)
+    return float(low), float(high)
 
 
 def _resampled_mean(done: np.ndarray, seeds: np.ndarray, layouts: np.ndarray) -> np.ndarray:

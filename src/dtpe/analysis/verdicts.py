@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from dtpe.analysis import sequential
-from dtpe.analysis.inference import cell_rng, holm, permutation_p
+from dtpe.analysis.inference import cell_rng, holm, percentile_interval, permutation_p
 
 COLUMNS = [
     "hypothesis",
@@ -50,16 +49,10 @@ def interval(a: np.ndarray, b: np.ndarray, confidence: float, sp, rng) -> tuple[
     """Percentile bootstrap interval of mean(a) - mean(b), seeds resampled within each."""
     if len(a) < 2 or len(b) < 2:
         return np.nan, np.nan
-    result = sps.bootstrap(
-        (a, b),
-        lambda x, y, axis=-1: x.mean(axis) - y.mean(axis),
-        n_resamples=sp.bootstrap_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        vectorized=True,
-        rng=rng,
+    low, high = percentile_interval(
+        lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), (a, b), sp, rng, confidence=confidence
     )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return float(low), float(high)
 
 
 def summarise(h: dict, a: np.ndarray, b: np.ndarray, sp) -> dict:
