@@ -296,3 +296,42 @@ def test_stats_of_a_declared_run_write_decisions_and_mark_every_pair_exploratory
     table = verdicts.decide(p, scores)
     assert table.hypothesis.tolist()[0] == "rope vs learned on 10+12"
     assert table.outcome.iloc[0] == "a > b"
+
+
+def test_snakemake_refuses_a_confirmatory_run_that_cannot_reject_before_any_job(tmp_path):
+    """The workflow checks the design when it parses the params, as dtpe check does: no model of
+    a confirmatory run that could never reject trains."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    overlay = {
+        "base": "params.yaml",
+        "study": {"seeds": [7001, 7002, 7003]},
+        "verdict": {
+            "hypotheses": [{"a": "rope", "b": "learned", "grids": [20]}],
+            "confirmatory": True,
+            "sequential": None,
+        },
+    }
+    (tmp_path / "params-confirm.yaml").write_text(yaml.safe_dump(overlay))
+    done = subprocess.run(
+        [
+            Path(sys.executable).parent / "snakemake",
+            "-n",
+            "--cores",
+            "1",
+            "--snakefile",
+            ROOT / "Snakefile",
+            "--configfile",
+            tmp_path / "params-confirm.yaml",
+            "--directory",
+            tmp_path,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0
+    assert "confirmatory run whose design cannot reject" in done.stdout + done.stderr
+    assert "dtpe train" not in done.stdout + done.stderr

@@ -52,11 +52,7 @@ def cmd_check(args, params):
         }
         for name in params.study.variants
     }
-    verdict = design.check(params)
-    if params.verdict.confirmatory and not verdict.can_reject:
-        raise params_mod.ParamsError(
-            f"{args.params}: a confirmatory run whose design cannot reject: {verdict.sentence()}"
-        )
+    verdict = design.require(params, args.params)
     validated["design"] = verdict.as_dict()
     atomic.write_text(args.out, json.dumps(validated, indent=1) + "\n")
     print(f"check: {args.params} is valid; wrote {args.out}")

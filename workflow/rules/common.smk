@@ -2,6 +2,7 @@ import glob
 import os
 import sys
 
+from dtpe.analysis.design import require as require_design
 from dtpe.analysis.outputs import FIGURE_NAMES
 from dtpe.cluster import train_resources
 from dtpe.model.catalog import options_of
@@ -31,6 +32,9 @@ PARAMS_FILES = [str(f) for f in params_chain(PARAMS)]
 # registered encodings, splits summing to 1, ...): a bad params file stops here, before any job
 # starts. Then what a training job asks a cluster for (dtpe/cluster.py).
 TRAIN_RESOURCES = train_resources(load_params(PARAMS))
+# A confirmatory run whose design cannot reject stops here, before any model trains; any other
+# run is told (dtpe check writes the same into results/params.json and the report).
+print("design: " + require_design(load_params(PARAMS), PARAMS).sentence(), file=sys.stderr)
 
 # The rules read the params as `dtpe` resolves them. Snakemake's own merge of the --configfile
 # knows nothing of `base` (an overlay's base is not always params.yaml) and would leave that key

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from dtpe.params import ALL_PAIRS
+from dtpe.params import ALL_PAIRS, ParamsError
 
 
 @dataclass(frozen=True)
@@ -79,3 +79,14 @@ def check(params) -> Design:
         seeds_needed=needed,
         sequential=params.verdict.sequential is not None,
     )
+
+
+def require(params, where) -> Design:
+    """The design of a run, checked: a confirmatory run whose design cannot reject is refused
+    (ParamsError naming `where`, its params file), any other run only told."""
+    found = check(params)
+    if params.verdict.confirmatory and not found.can_reject:
+        raise ParamsError(
+            f"{where}: a confirmatory run whose design cannot reject: {found.sentence()}"
+        )
+    return found
