@@ -57,7 +57,7 @@ rule report:
         attention=expand("results/attention/{model}.json", model=MODELS),
         # the report links the explorer, the GIFs and the embedding figure
         explorer=EXPLORER,
-        code=code("cli", "params", "analysis/report", "model/catalog", "numerics", "analysis/stats", "analysis/inference", "analysis/aggregates", "analysis/design", "analysis/sequential", "analysis/verdicts", "analysis/outputs", "names", "analysis/tables", "atomic"),
+        code=code("cli", "params", "analysis/report", "model/catalog", "numerics", "analysis/stats", "analysis/inference", "analysis/aggregates", "analysis/design", "analysis/sequential", "analysis/verdicts", "analysis/methods", "analysis/outputs", "names", "analysis/tables", "atomic"),
     output:
         "figures/REPORT.md",
     log:

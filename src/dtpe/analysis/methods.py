@@ -1,0 +1,82 @@
+"""The statistical methods in one sentence each, as the statistics stage ran them: written to
+results/stats/methods.json for the captions and the report, which show them as written."""
+
+from __future__ import annotations
+
+from dtpe.analysis.inference import MAX_EXACT_PERMUTATIONS, POWER
+
+
+def sentences(sp, verdict) -> dict:
+    """The methods in one sentence each, for captions and the report."""
+    if verdict.sequential:
+        decided = (
+            "Each hypothesis compares two variants' per-seed success averaged over its grid "
+            "sizes. Seeds are added in interims of "
+            f"{verdict.sequential['seeds_per_interim']} (at most "
+            f"{verdict.sequential['interims']}) by AdaStop's group-sequential permutation test "
+            f"(adastop 0.1.3, {verdict.sequential['permutations']} permutations, seed "
+            f"{verdict.sequential['seed']}), family-wise error at α = {sp.alpha:g} over the "
+            "declared family (α halved for adastop's one-sided boundary, analysis/sequential.py);"
+            " a decided hypothesis stops, and a variant in no open hypothesis trains no more "
+            "seeds. Undecided at the cap: equivalent where the difference's interval lies "
+            "within the declared margin, else undecided."
+        )
+    elif verdict.declared():
+        decided = (
+            "Each hypothesis compares two variants' per-seed success averaged over its grid "
+            "sizes: exact permutation test over seed labels, Holm over the declared family; "
+            "not rejected: equivalent where the difference's interval lies within the declared "
+            "margin, else undecided."
+        )
+    else:
+        decided = "No hypotheses declared: the primary family is every pair at every grid size."
+    return {
+        "verdict": decided,
+        "aggregates": (
+            "rliable's aggregates (Agarwal et al. 2021) over the grid sizes beyond training taken "
+            "as tasks: the IQM of every seed × grid score (25 % trimmed mean) and the performance "
+            "profile (the share of scores above each threshold), with a stratified bootstrap "
+            f"({sp.bootstrap_resamples} resamples; each grid's seeds resampled on their own: "
+            "scipy.stats.bootstrap, one sample per grid, percentile)."
+        ),
+        "unit": "the training seed; every model of a grid size plays the same layouts.",
+        "bootstrap": (
+            f"{100 * (1 - sp.alpha):g} % percentile interval of a two-level bootstrap "
+            f"({sp.bootstrap_resamples} resamples, scipy.stats.bootstrap): the seeds of each "
+            "variant resampled independently, the shared layouts resampled jointly."
+        ),
+        "permutation": (
+            "two-sided permutation test of the difference of mean success over seed labels "
+            "(scipy.stats.permutation_test, exact up to "
+            f"{MAX_EXACT_PERMUTATIONS} relabellings); p_min is the smallest p the design allows."
+        ),
+        "holm": (
+            "the pairwise comparisons are exploratory and unadjusted: the correction covers the "
+            "declared hypotheses only (Verdict)."
+            if verdict.declared()
+            else "Holm's step-down adjustment over the primary family: every pair of variants "
+            "at every grid size at the training context."
+        ),
+        "prob_improvement": (
+            "P(a seed of a beats a seed of b), ties counted half: Mann-Whitney U / (n_a n_b)."
+        ),
+        "iqm": "interquartile mean of per-seed success (scipy.stats.trim_mean, 25 %).",
+        "cohens_d": "difference of per-seed mean success over the pooled seed SD (ddof 1).",
+        "ranking": (
+            "per grid size at the training context, variants ordered by mean success; each "
+            "one's gap to the first with the bootstrap interval of that difference (unadjusted: "
+            "Holm p in the comparisons); the leading group is the first and every variant whose "
+            "gap interval covers 0 (no group with one seed: the intervals are undefined)."
+        ),
+        "power": (
+            f"two-sample t approximation: the difference detectable at {POWER:.0%} power with "
+            "the seeds used, from the pooled seed SD of the grid size. Chance gap: the "
+            f"difference that {sp.study_seeds} seeds per variant (the study's count) exceed "
+            f"by chance in {100 * sp.alpha:g} % of comparisons of two equal variants, at the "
+            "grid size's pooled seed SD (normal seeds)."
+        ),
+        "study_seeds": sp.study_seeds,
+        "alpha": sp.alpha,
+        "confidence": 1 - sp.alpha,
+        "floor_pct": sp.floor_pct,
+    }
