@@ -335,3 +335,13 @@ def test_snakemake_refuses_a_confirmatory_run_that_cannot_reject_before_any_job(
     assert done.returncode != 0
     assert "confirmatory run whose design cannot reject" in done.stdout + done.stderr
     assert "dtpe train" not in done.stdout + done.stderr
+
+
+def test_a_run_with_no_grid_beyond_training_has_empty_aggregates():
+    """A run whose suites are none larger than its training grid (a tiny DoorKey run at 5x5 and
+    6x6) has no tasks for rliable's aggregates: empty tables, not an error."""
+    sp = params.check(tiny_raw()).stats
+    rows = pd.DataFrame({"variant": ["rope"], "seed": [1], "grid_size": [5], "success_pct": [50.0]})
+    iqm_table, profile_table = aggregates.summary(rows, [], sp, lambda kind, variant: None)
+    assert iqm_table.empty and profile_table.empty
+    assert list(iqm_table.columns) == aggregates.IQM_COLUMNS

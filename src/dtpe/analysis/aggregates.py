@@ -23,6 +23,8 @@ from dtpe.analysis.inference import percentile_interval
 
 TAUS = np.linspace(0, 100, 101)
 """the profile's thresholds, success %"""
+IQM_COLUMNS = ["variant", "iqm_pct", "ci_low_pct", "ci_high_pct", "n_seeds", "tasks"]
+PROFILE_COLUMNS = ["variant", "tau_pct", "fraction", "ci_low", "ci_high"]
 
 
 def iqm(scores: np.ndarray, axis=None) -> np.ndarray:
@@ -66,10 +68,11 @@ def summary(
     per_seed: pd.DataFrame, tasks: list[int], sp, rng_of
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(iqm, profile) tables: per variant the IQM across tasks with its stratified interval;
-    per variant and tau the profile with its pointwise interval. `rng_of(kind, variant)` gives
+    per variant and tau the profile with its pointwise interval; both empty without tasks (a
+    run whose suites are none larger than training). `rng_of(kind, variant)` gives
     each cell its generator."""
     iqm_rows, profile_rows = [], []
-    for variant, scores in matrices(per_seed, tasks).items():
+    for variant, scores in (matrices(per_seed, tasks) if tasks else {}).items():
         low, high = stratified_interval(
             scores, lambda s: iqm(s.reshape(*s.shape[:-2], -1), axis=-1), sp, rng_of("iqm", variant)
         )
@@ -94,4 +97,7 @@ def summary(
                     "ci_high": hi,
                 }
             )
-    return pd.DataFrame(iqm_rows), pd.DataFrame(profile_rows)
+    return (
+        pd.DataFrame(iqm_rows, columns=IQM_COLUMNS),
+        pd.DataFrame(profile_rows, columns=PROFILE_COLUMNS),
+    )

@@ -279,6 +279,9 @@ def aggregates(profile: pd.DataFrame, iqm: pd.DataFrame, colours: dict, methods:
     of seed x grid scores above each threshold, with its stratified-bootstrap band) and the IQM
     of those scores with its interval."""
     fig = Figure(figsize=(11, 4.2), layout="constrained")
+    if not len(iqm):
+        fig.text(0.5, 0.5, "no evaluation grid larger than training", ha="center", va="center")
+        return fig
     left, right = fig.subplots(1, 2, width_ratios=[3, 2])
     variants = [v for v in colours if v in set(iqm.variant)]
     for variant in variants:
