@@ -20,10 +20,13 @@ of its difference lies within it (analysis/verdicts.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from adastop import MultipleAgentsComparator
+
+from dtpe import names
 
 CONTINUE = "continue"
 SIGN = {"larger": "a > b", "smaller": "a < b"}
@@ -105,7 +108,7 @@ def replay(params, scores: pd.DataFrame) -> Replay:
     # adastop 0.1.3 compares |mean a - mean b| with the permutation distribution of the signed
     # difference's maximum, a one-sided quantile for a two-sided statistic: on a planted null
     # (3 comparisons, n 5, K 4) it rejected in 10.7 % of 1,000 runs at alpha 0.05. Half of
-    # alpha restores a two-sided test (tests/test_sequential.py measures it).
+    # alpha restores a two-sided test (tests/test_verdict.py measures it).
     alpha = params.stats.alpha / len(groups) / 2
 
     rows: list[dict] = [{} for _ in hypotheses]
@@ -186,10 +189,6 @@ def replay(params, scores: pd.DataFrame) -> Replay:
 def plan(params, grid_folder) -> Replay:
     """The replay of a sequential run from the grid sweep's per-model CSVs in `grid_folder`
     (results/eval/grid): models not evaluated yet are simply absent."""
-    from pathlib import Path
-
-    from dtpe import names
-
     paths = [
         path
         for v in params.study.variants
