@@ -28,8 +28,8 @@ import numpy as np
 
 from dtpe import params as params_mod
 from dtpe.steps import dataset
-from dtpe.world import layouts
-from dtpe.world.maze import N_ACTIONS, BatchedMaze
+from dtpe.world.maze import layouts
+from dtpe.world.maze.rules import N_ACTIONS, BatchedMaze
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = 8
