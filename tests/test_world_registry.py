@@ -65,8 +65,15 @@ def world(request):
 
 
 def env_of(world):
+    """The env params of a tiny run in `world` at its smallest sizes: params.yaml's knobs of it,
+    or where a world's knobs are valued in its own overlay only, the smallest each allows."""
     raw = tiny_raw()
     raw["env"]["world"] = world.name
+    smallest = {knob: least for knob, (least, _) in world.options.items()}
+    raw["worlds"][world.name] = {**smallest, **(raw["worlds"].get(world.name) or {})}
+    sizes = [world.min_size, world.min_size + 2]  # sizes every world draws
+    raw["data"].update(train_size=sizes[0], suite_sizes=sizes)
+    raw["attention"]["grid_size"] = sizes[1]
     return params.check(raw).env
 
 
