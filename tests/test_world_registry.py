@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+import yaml
 from conftest import ROOT, tiny_raw
 
 from dtpe import cli, params
@@ -185,3 +186,19 @@ def test_data_of_one_world_is_refused_with_params_of_another(tiny_data, tiny_par
     (unnamed / "summary.json").write_text(json.dumps(summary))
     with pytest.raises(dataset.DataError, match="holds unnamed layouts"):
         dataset.load_suite(unnamed, 8, tiny_params.env)
+
+
+def test_an_overlay_may_value_its_worlds_knobs_and_nothing_new_else(tmp_path):
+    """A world's knobs may first appear in the overlay of a run in that world (its package
+    declares them); any other key its base lacks is still a typo, and so is a world's name."""
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(tiny_raw()))
+    overlay = {"base": "base.yaml", "worlds": {"doorkey": {}}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(overlay))
+    assert params.load(tmp_path / "run.yaml").worlds["doorkey"] == {}
+    for wrong, message in (
+        ({"worlds": {"doorky": {}}}, "worlds.doorky: no world 'doorky'"),
+        ({"data": {"episodez": 3}}, "data.episodez: not in its base"),
+    ):
+        (tmp_path / "run.yaml").write_text(yaml.safe_dump({"base": "base.yaml", **wrong}))
+        with pytest.raises(params.ParamsError, match=message):
+            params.load(tmp_path / "run.yaml")

@@ -505,10 +505,14 @@ def _merged(layers: list[tuple[Path, dict]]) -> dict:
 def _merge(base: dict, overlay: dict, file: Path, base_file: Path, at: tuple = ()) -> dict:
     """`overlay` on `base`: mappings merge key by key, any other value (a list too) replaces the
     base's. A key the base lacks (a typo) is refused here, where the overlay can be named; the
-    schema would only name the merged group."""
+    schema would only name the merged group. A world's knobs (`worlds.<world>`) may first appear
+    in the overlay of a run in that world; validation checks them against the knobs it declares."""
     merged = dict(base)
     for key, value in overlay.items():
         path = (*at, key)
+        if key not in base and at == ("worlds",):
+            merged[key] = value
+            continue
         if key not in base:
             raise ParamsError(f"{file}: params key {_key(path)}: not in its base {base_file}")
         both = isinstance(value, dict) and isinstance(base[key], dict)
