@@ -64,7 +64,8 @@ def suite_rows(model, lay, optimal_steps, env, context, params, variant, seed) -
 
 
 def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
-    """The held-out 8x8 test layouts at the training context: in-distribution competence."""
+    """The held-out test layouts of the training size at the training context:
+    in-distribution competence."""
     lay, optimal_steps = dataset.load_split_layouts(data_dir, "test", params.env)
     return suite_rows(
         model, lay, optimal_steps, params.env, params.model.context, params, variant, seed
