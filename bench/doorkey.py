@@ -30,7 +30,8 @@ import numpy as np
 from env import SIZE, batched_rate, minigrid_rate  # bench/env.py, beside this script
 
 from dtpe import params as params_mod
-from dtpe.steps import dataset, worlds
+from dtpe.steps import dataset
+from dtpe.world import catalog
 from dtpe.world.doorkey.minigrid_env import vector_env
 from dtpe.world.doorkey.rules import N_ACTIONS
 from dtpe.world.doorkey.stepper import BatchedDoorKey
@@ -74,7 +75,7 @@ def main() -> None:
     maze = params_mod.load(ROOT / "params.yaml")
     rng = np.random.default_rng(0)
     env = doorkey.env
-    lay = worlds.DoorKey.draw(SIZE, 4 * args.batch, rng, env)
+    lay = catalog.get(env.world).draw(SIZE, 4 * args.batch, rng, env.options)
     pool = [lay.subset(slice(i * args.batch, (i + 1) * args.batch)) for i in range(4)]
     contenders = {
         "MiniGrid vector env (evaluation)": lambda: vector_env(

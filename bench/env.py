@@ -28,8 +28,8 @@ import numpy as np
 
 from dtpe import params as params_mod
 from dtpe.steps import dataset
-from dtpe.world import layouts
-from dtpe.world.maze import N_ACTIONS, BatchedMaze
+from dtpe.world.maze import layouts
+from dtpe.world.maze.rules import N_ACTIONS, BatchedMaze
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = 8
@@ -38,7 +38,7 @@ POOL_BATCHES = 4  # distinct layout batches cycled through, so resets meet new m
 
 
 def batched_rate(env_params, batch: int, seconds: float, rng: np.random.Generator) -> float:
-    pool = layouts.generate(SIZE, POOL_BATCHES * batch, rng, env_params.wall_density)
+    pool = layouts.generate(SIZE, POOL_BATCHES * batch, rng, env_params.options["wall_density"])
     batches = [pool.subset(slice(i * batch, (i + 1) * batch)) for i in range(POOL_BATCHES)]
     steps, elapsed, round_ = 0, 0.0, 0
     while elapsed < seconds:

@@ -37,7 +37,7 @@ def main():
     if not (data / "suites" / f"N{args.size}.safetensors").is_file():
         data = Path(tempfile.mkdtemp()) / "data"
         dataset.build(p, data)
-    lay, _ = dataset.load_suite(data, args.size)
+    lay, _ = dataset.load_suite(data, args.size, p.env)
     lay = lay.subset(slice(0, args.episodes))
     torch.manual_seed(0)
     model = DecisionTransformer(p.model_config("rope")).eval()

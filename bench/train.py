@@ -26,7 +26,7 @@ from dtpe import params
 from dtpe.model.config import ModelConfig
 from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, train
-from dtpe.world.maze import N_ACTIONS, N_CODES
+from dtpe.world.maze.rules import N_ACTIONS, N_CODES
 
 LOSS_TOLERANCE = 0.03  # relative, per step: bf16 keeps 8 mantissa bits
 

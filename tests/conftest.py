@@ -117,17 +117,18 @@ def plan(layouts, index: int = 0) -> list[int]:
     unreachable): the planner's moves, replayed through the maze's rules."""
     import numpy as np
 
-    from dtpe.world.maze import transition
-    from dtpe.world.planner import UNREACHABLE, CostToGo
+    from dtpe.world.maze.planner import cost_to_go
+    from dtpe.world.maze.rules import State, transition
+    from dtpe.world.search import UNREACHABLE
 
     one = layouts.subset([index])
-    ctg = CostToGo(one)
+    ctg = cost_to_go(one)
     pos, has_key, zero = one.start.copy(), np.zeros(1, dtype=bool), np.zeros(1, dtype=np.int64)
-    if ctg.steps(pos, has_key, zero)[0] == UNREACHABLE:
+    if ctg.steps(State(pos, has_key), zero)[0] == UNREACHABLE:
         return []
     actions = []
-    while ctg.steps(pos, has_key, zero)[0] > 0:
-        a = ctg.optimal_action(pos, has_key, zero)
+    while ctg.steps(State(pos, has_key), zero)[0] > 0:
+        a = ctg.optimal_action(State(pos, has_key), zero)
         pos, has_key, _ = transition(one.grid, pos, has_key, a)
         actions.append(int(a[0]))
     return actions

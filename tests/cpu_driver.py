@@ -36,7 +36,8 @@ from dtpe import params as params_mod  # noqa: E402
 from dtpe.model import checkpoint  # noqa: E402
 from dtpe.steps import dataset, rollout  # noqa: E402
 
-p, (lay, _) = params_mod.load(params), dataset.load_split_layouts(data, "test")
+p = params_mod.load(params)
+lay, _ = dataset.load_split_layouts(data, "test", p.env)
 trained, ev, episodes = checkpoint.load(out / "model"), p.evaluate, hashlib.sha256()
 for i in range(0, len(lay), ev.batch_size):  # the evaluation's batches: its GEMMs' shapes
     part = lay.subset(slice(i, i + ev.batch_size))

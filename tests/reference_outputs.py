@@ -17,7 +17,11 @@ from dtpe.model.config import ModelConfig
 from dtpe.model.transformer import DecisionTransformer, KVCache
 from dtpe.params import Env
 from dtpe.steps.rollout import rollout
-from dtpe.world import layouts
+
+try:
+    from dtpe.world.maze import layouts
+except ImportError:  # 86a615c, before each world was a package
+    from dtpe.world import layouts
 
 STUDY = ("learned", "sinusoidal", "rope")
 SHAPE = dict(
@@ -29,9 +33,15 @@ ENV = Env(
     **{
         k: v
         for k, v in dict(
-            world="maze", wall_density=0.1, cap_factor=2, step_reward=-0.01, goal_reward=1.0
+            world="maze",
+            wall_density=0.1,
+            cap_factor=2,
+            step_reward=-0.01,
+            goal_reward=1.0,
+            options=dict(wall_density=0.1, cap_factor=2),
         ).items()
-        if k in {f.name for f in dataclasses.fields(Env)}  # 86a615c's Env has no world
+        # 86a615c's Env has no world and holds the maze's knobs, which are options since
+        if k in {f.name for f in dataclasses.fields(Env)}
     }
 )
 
@@ -47,7 +57,7 @@ def build(variant: str) -> DecisionTransformer:
 
 def outputs(encoding: str) -> dict[str, torch.Tensor]:
     model = build(encoding)
-    lay = layouts.generate(8, 3, np.random.default_rng(0), ENV.wall_density)
+    lay = layouts.generate(8, 3, np.random.default_rng(0), 0.1)
     g = torch.Generator().manual_seed(1)
     b, t = 3, SHAPE["context"]
     states = torch.from_numpy(np.repeat(lay.grid[:, None], t, 1))

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from dtpe import cli
+from dtpe.world import catalog
 
 
 def write(tmp_path, raw):
@@ -106,11 +107,14 @@ def test_the_help_walk_finds_what_lacks_help():
         ),
         (
             lambda r: r["data"].update(train_size=4),
-            "data.train_size: 4 is less than the minimum of 5",
+            "data.train_size: grid size 4 is below the minimum of 5",
         ),
         (lambda r: r["data"]["split"].update(train=0.7), "data.split: fractions sum to 0.8"),
         (lambda r: r["model"].update(n_heads=3), "model.n_heads"),
-        (lambda r: r["env"].update(world="minigrid"), "env.world: 'minigrid' is not one of"),
+        (
+            lambda r: r["env"].update(world="minigrid"),
+            f"env.world: no world 'minigrid'; worlds: {', '.join(catalog.names())}",
+        ),
         (lambda r: r["stats"].update(reference="nope"), "stats.reference"),
         (
             lambda r: r["study"].update(encodings=r["study"].pop("variants")),

@@ -13,8 +13,9 @@ from safetensors.numpy import load_file, save_file
 
 from dtpe import cli, params
 from dtpe.steps import dataset
-from dtpe.world import layouts as layout_family
-from dtpe.world.maze import AGENT, render
+from dtpe.world.maze import WORLD
+from dtpe.world.maze import layouts as layout_family
+from dtpe.world.maze.rules import AGENT, render
 
 EPISODES, SUITE_LAYOUTS = 300, 10
 
@@ -87,27 +88,23 @@ def test_other_seed_writes_other_bytes(data_dir, tmp_path_factory, seed_key, cha
 
 def test_suites_are_disjoint_from_training_layouts(data_dir, small_params, splits):
     training = {
-        layout_family.fingerprint(g, s)
-        for arrays in splits.values()
-        for g, s in zip(arrays["grid"], arrays["start"])
+        code for arrays in splits.values() for code in WORLD.fingerprints(WORLD.layouts(arrays))
     }
     assert len(training) == EPISODES
     for size in small_params.data.suite_sizes:
-        lay, optimal_steps = dataset.load_suite(data_dir, size)
+        lay, optimal_steps = dataset.load_suite(data_dir, size, small_params.env)
         assert lay.grid.shape == (SUITE_LAYOUTS, size, size) and (optimal_steps > 0).all()
-        assert not training & {
-            layout_family.fingerprint(g, s) for g, s in zip(lay.grid, lay.start)
-        }, size
+        assert not training & set(WORLD.fingerprints(lay)), size
 
 
 def test_exclusion_is_what_keeps_suites_new():
     """Without `exclude` the same seed repeats its layouts; with it, none comes back."""
     first = layout_family.generate(8, 10, np.random.default_rng(5), 0.2)
-    seen = {layout_family.fingerprint(g, s) for g, s in zip(first.grid, first.start)}
+    seen = set(layout_family.fingerprints(first))
     repeat = layout_family.generate(8, 10, np.random.default_rng(5), 0.2)
     fresh = layout_family.generate(8, 10, np.random.default_rng(5), 0.2, exclude=seen)
-    assert {layout_family.fingerprint(g, s) for g, s in zip(repeat.grid, repeat.start)} == seen
-    assert not seen & {layout_family.fingerprint(g, s) for g, s in zip(fresh.grid, fresh.start)}
+    assert set(layout_family.fingerprints(repeat)) == seen
+    assert not seen & set(layout_family.fingerprints(fresh))
 
 
 def test_check_disjoint_catches_a_training_layout_in_a_suite(
@@ -122,7 +119,7 @@ def test_check_disjoint_catches_a_training_layout_in_a_suite(
     with pytest.raises(
         dataset.DataError, match="suites/N8.safetensors repeats one in val.safetensors"
     ):
-        dataset.check_disjoint(tmp_path, small_params.data.suite_sizes)
+        dataset.check_disjoint(tmp_path, small_params.data.suite_sizes, WORLD)
 
 
 def test_split_follows_the_fractions_by_episode(data_dir, splits, small_params):
@@ -180,8 +177,8 @@ def test_expert_actions_are_optimal_in_every_state_and_ties_are_drawn(splits):
     actions from the start, the recorded expert action is one step closer to the goal from each
     state reached. Where several actions are, the plan draws among them: it does not always
     take the first."""
-    from dtpe.world.maze import BatchedMaze, Layouts, transition
-    from dtpe.world.planner import CostToGo
+    from dtpe.world.maze.planner import cost_to_go
+    from dtpe.world.maze.rules import BatchedMaze, Layouts, State, transition
 
     arrays = splits["train"]
     steps = [(e, lo, hi) for e, (lo, hi) in enumerate(episodes(arrays))]
@@ -193,14 +190,14 @@ def test_expert_actions_are_optimal_in_every_state_and_ties_are_drawn(splits):
     zero = np.zeros(1, int)
     for e, lo, hi in detours:
         lay = Layouts(arrays["grid"][e][None], arrays["start"][e][None], np.array([e]))
-        ctg, maze = CostToGo(lay), BatchedMaze(lay, hi - lo + 1, -0.01, 1.0)
+        ctg, maze = cost_to_go(lay), BatchedMaze(lay, hi - lo + 1, -0.01, 1.0)
         maze.reset()
         for i in range(lo, hi):
             expert = arrays["expert_actions"][i : i + 1].astype(np.int64)
-            now = ctg.steps(maze.pos, maze.has_key, zero)[0]
-            after, key_after, _ = transition(lay.grid, maze.pos, maze.has_key, expert)
-            assert ctg.steps(after, key_after, zero)[0] == now - 1, (e, i - lo)
-            not_first += expert[0] != ctg.optimal_action(maze.pos, maze.has_key, zero)[0]
+            now = ctg.steps(maze.state, zero)[0]
+            after, key_after, _ = transition(lay.grid, maze.state.pos, maze.state.has_key, expert)
+            assert ctg.steps(State(after, key_after), zero)[0] == now - 1, (e, i - lo)
+            not_first += expert[0] != ctg.optimal_action(maze.state, zero)[0]
             differ += arrays["actions"][i] != expert[0]
             maze.step(arrays["actions"][i : i + 1].astype(np.int64))
     assert differ > 0  # the detours do leave the plan
@@ -237,11 +234,11 @@ def test_bad_data_params_are_refused_before_anything_is_written(change, key, tmp
     assert [p.name for p in tmp_path.iterdir()] == ["params.yaml"]
 
 
-def test_missing_or_corrupt_data_file_is_a_data_error(data_dir, tmp_path):
+def test_missing_or_corrupt_data_file_is_a_data_error(data_dir, small_params, tmp_path):
     with pytest.raises(dataset.DataError, match="missing"):
         dataset.load(tmp_path / "train.safetensors")
     with pytest.raises(dataset.DataError, match="missing"):
-        dataset.load_suite(tmp_path, 8)
+        dataset.load_suite(tmp_path, 8, small_params.env)
     content = (data_dir / "train.safetensors").read_bytes()
     for name, damaged in (
         ("truncated", content[: len(content) // 2]),

@@ -19,6 +19,7 @@ from dtpe.explorer import page as explorer_page
 from dtpe.explorer import traces
 from dtpe.model import checkpoint
 from dtpe.steps import dataset, rollout
+from dtpe.world.doorkey import WORLD, rules
 from dtpe.world.doorkey.rules import MINIGRID_ACTIONS
 
 SIZES = [5, 6]
@@ -70,17 +71,17 @@ def test_same_seeds_give_the_same_bytes_and_suites_are_new_layouts(built, tmp_pa
     assert digest(tmp_path / "again") == digest(root / "data")
     seen = set()
     for name in ["train", "val", "test"]:
-        lay, _ = dataset.load_split_layouts(root / "data", name)
-        seen |= set(dataset.worlds.DoorKey.fingerprints(lay))
+        lay, _ = dataset.load_split_layouts(root / "data", name, params.env)
+        seen |= set(WORLD.fingerprints(lay))
     assert len(seen) == params.data.episodes  # every episode a layout of its own
     for n in SIZES:
-        lay, steps = dataset.load_suite(root / "data", n)
-        codes = set(dataset.worlds.DoorKey.fingerprints(lay))
+        lay, steps = dataset.load_suite(root / "data", n, params.env)
+        codes = set(WORLD.fingerprints(lay))
         assert not codes & seen and len(codes) == len(lay)
         seen |= codes
     # MiniGrid draws 48 layouts at 5 x 5 in all: the suite holds every one, not 60
-    assert len(dataset.load_suite(root / "data", 5)[0]) == 48
-    assert len(dataset.load_suite(root / "data", 6)[0]) == 60
+    assert len(dataset.load_suite(root / "data", 5, params.env)[0]) == 48
+    assert len(dataset.load_suite(root / "data", 6, params.env)[0]) == 60
 
 
 def test_expert_episodes_are_minigrids_own(built):
@@ -111,7 +112,7 @@ def test_evaluation_episodes_are_minigrids_own(built):
     root, params = built
     model = checkpoint.load(root / "models" / names.model_name("rope", 1))
     for n in SIZES:
-        lay, _ = dataset.load_suite(root / "data", n)
+        lay, _ = dataset.load_suite(root / "data", n, params.env)
         some = lay.subset(slice(0, 8))
         run = rollout.rollout(
             model,
@@ -135,7 +136,7 @@ def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
     root, params = built
     model = checkpoint.load(root / "models" / names.model_name("learned", 1))
     for n in SIZES:
-        lay, _ = dataset.load_suite(root / "data", n)
+        lay, _ = dataset.load_suite(root / "data", n, params.env)
         wanted = lay.ids[[1, len(lay) - 2]]
         alone = traces.play(model, lay, params, wanted)
         batched = traces.play(model, lay, params, wanted, as_evaluated=True)
@@ -160,6 +161,14 @@ def test_explorer_page_draws_minigrids_observations(built):
             for cell, code in changed:
                 drawn[cell] = code
             np.testing.assert_array_equal(drawn.reshape(n, n), frames[t])
+            # the agent's triangle points where MiniGrid's agent faces; beneath it is what it
+            # stands on: the open door on the door's cell, the goal at the end, else the floor
+            agent = frames[t].flat[ep["cells"][t]]
+            assert ep["heading"][t] == (agent - rules.AGENT) % 4
+            on_door = lay["grid"][ep["cells"][t]] == np.base_repr(rules.DOOR_LOCKED, 36)
+            on_goal = ep["success"] and t == ep["steps"]
+            want = rules.DOOR_OPEN if on_door else rules.GOAL if on_goal else rules.EMPTY
+            assert ep["ground"][t] == want, (ep["layout"], t)
 
 
 @pytest.mark.parametrize(

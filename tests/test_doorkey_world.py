@@ -13,7 +13,7 @@ from minigrid.core.world_object import Ball
 from minigrid.envs import DoorKeyEnv
 
 from dtpe.world.doorkey import layouts as doorkey_layouts
-from dtpe.world.doorkey.planner import CostToGo, plan
+from dtpe.world.doorkey.planner import cost_to_go, plan
 from dtpe.world.doorkey.rules import (
     AGENT,
     DOOR_CLOSED,
@@ -31,6 +31,7 @@ from dtpe.world.doorkey.rules import (
     render,
     transition,
 )
+from dtpe.world.grids import new_distinct
 
 PLAN_SIZES = (5, 6, 8, 10, 12, 16)
 MINIGRID_ALL_ACTIONS = range(7)  # drop and done too: the search checks they never shorten a path
@@ -89,7 +90,7 @@ def mixed_walk(size, seed, rng, length):
     yields (env, layouts, cost-to-go, simulated state, terminated, at_goal) after every step,
     the reset first."""
     lay = doorkey_layouts.from_seeds(size, [seed])
-    ctg, env, which = CostToGo(lay), DoorKeyEnv(size=size), np.zeros(1, dtype=np.int64)
+    ctg, env, which = cost_to_go(lay), DoorKeyEnv(size=size), np.zeros(1, dtype=np.int64)
     env.reset(seed=seed)
     state = initial_state(lay)
     yield env, lay, ctg, state, False, np.zeros(1, dtype=bool)
@@ -147,7 +148,7 @@ def test_plans_end_in_minigrid_at_their_last_step_with_its_reward(size):
     lay = doorkey_layouts.from_seeds(size, seeds)
     plans = plan(lay)
     np.testing.assert_array_equal(
-        [len(p) for p in plans], CostToGo(lay).steps(initial_state(lay), np.arange(len(lay)))
+        [len(p) for p in plans], cost_to_go(lay).steps(initial_state(lay), np.arange(len(lay)))
     )
     env, max_steps = DoorKeyEnv(size=size), 10 * size**2
     for seed, actions in zip(seeds, plans):
@@ -162,7 +163,8 @@ def test_plans_end_in_minigrid_at_their_last_step_with_its_reward(size):
 
 
 def test_plans_are_as_short_as_a_search_over_copies_of_the_real_env():
-    every_5x5 = doorkey_layouts.distinct(doorkey_layouts.from_seeds(5, range(300)))
+    drawn = doorkey_layouts.from_seeds(5, range(300))
+    every_5x5 = drawn.subset(new_distinct(doorkey_layouts.fingerprints(drawn), set(), len(drawn)))
     some_6x6 = doorkey_layouts.from_seeds(6, [3, 14, 15])
     for lay in (every_5x5, some_6x6):
         size, env = lay.size, DoorKeyEnv(size=lay.size)
@@ -218,7 +220,7 @@ def test_a_grid_of_codes_determines_the_state(reached_8x8):
 
 def test_cost_to_go_is_one_more_than_the_best_successor_in_every_reached_state(reached_8x8):
     lay, states, which = reached_8x8
-    ctg = CostToGo(lay)
+    ctg = cost_to_go(lay)
     steps = ctg.steps(states, which)
     after = np.stack(
         [
@@ -244,16 +246,19 @@ def test_same_seed_gives_the_same_bytes_and_seeds_differ():
     assert grids[0].tobytes() == grids[2].tobytes() != grids[1].tobytes()
 
 
-def test_distinct_leaves_out_repeats_and_excluded_layouts():
+def test_new_distinct_leaves_out_repeats_and_excluded_layouts():
     lay = doorkey_layouts.from_seeds(5, range(300))
-    every = doorkey_layouts.distinct(lay)
+    codes = doorkey_layouts.fingerprints(lay)
+    every = lay.subset(new_distinct(codes, set(), len(lay)))
     # the wall column is x = 2, leaving the agent 3 cells, 4 headings, the door 2 rows and the
     # key the agent's 2 other cells: 48 layouts in all
     assert len(every) == 48 and len(set(doorkey_layouts.fingerprints(every))) == 48
     assert list(every.seeds) == sorted(every.seeds)  # the first draw of each
     train = every.subset(np.arange(20))
-    held_out = doorkey_layouts.distinct(lay, exclude=set(doorkey_layouts.fingerprints(train)))
+    held_out = lay.subset(new_distinct(codes, set(doorkey_layouts.fingerprints(train)), len(lay)))
     np.testing.assert_array_equal(held_out.seeds, every.seeds[20:])
+    room = lay.subset(new_distinct(codes, set(doorkey_layouts.fingerprints(train)), 5))
+    np.testing.assert_array_equal(room.seeds, every.seeds[20:25])  # the first five new ones
 
 
 @pytest.mark.parametrize("size", [4, 0, -8, 5.0, True, "8", None])

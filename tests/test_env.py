@@ -15,9 +15,12 @@ from conftest import ROOT
 from gymnasium.utils.env_checker import check_env
 from safetensors.numpy import save_file
 
-from dtpe.world import env as env_mod
-from dtpe.world import layouts as layout_family
-from dtpe.world.maze import AGENT, GOAL, KEY, render
+from dtpe.world import pictures
+from dtpe.world.maze import WORLD
+from dtpe.world.maze import env as env_mod
+from dtpe.world.maze import layouts as layout_family
+from dtpe.world.maze.picture import COLOURS
+from dtpe.world.maze.rules import AGENT, GOAL, KEY, render
 
 
 def one_layout(size=7, seed=0):
@@ -37,7 +40,7 @@ def test_defaults_are_the_params_files():
 
 def test_module_id_form_works_from_a_fresh_interpreter():
     code = (
-        "import gymnasium as gym; e = gym.make('dtpe.world.env:KeyDoorMaze-v0', size=12); "
+        "import gymnasium as gym; e = gym.make('dtpe.world.maze.env:KeyDoorMaze-v0', size=12); "
         "print(e.reset(seed=0)[0].shape)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -48,12 +51,12 @@ def test_rgb_array_draws_the_observation():
     env = gym.make("KeyDoorMaze-v0", size=7, layout=one_layout(), render_mode="rgb_array")
     obs, _ = env.reset()
     image = env.render()
-    px = env_mod.CELL_PIXELS
+    px = pictures.CELL_PIXELS
     assert image.shape == (7 * px, 7 * px, 3) and image.dtype == np.uint8
     for code in (AGENT, GOAL, KEY):
         r, c = np.argwhere(obs == code)[0]
         cell = image[r * px : (r + 1) * px, c * px : (c + 1) * px]
-        assert (cell == env_mod.COLOURS[code]).all(), code
+        assert (cell == COLOURS[code]).all(), code
     for action in range(4):  # some move leaves the start cell: the picture follows it
         env.reset()
         if not np.array_equal(env.step(action)[0], obs):
@@ -81,19 +84,21 @@ def test_no_render_mode_renders_nothing_and_a_bad_one_is_named():
 
 def test_figure_one_draws_the_observation_in_the_pictures_colours(tmp_path):
     """Figure 1's cells are the rgb picture's colours of the layout as the agent first sees it."""
-    from dtpe.analysis.figures import maze as figure_one
+    from dtpe.analysis.figures import layout_picture as figure_one
     from dtpe.params import load
-    from dtpe.steps import dataset
 
     params = load(ROOT / "params.yaml")
     lay = one_layout(6)
     (tmp_path / "suites").mkdir()
     steps = np.array([1], dtype=np.int64)  # drawn in the title only
-    save_file(dataset.layout_arrays(lay, steps), str(tmp_path / "suites" / "N6.safetensors"))
+    save_file(
+        {**WORLD.arrays(lay), "optimal_steps": steps}, str(tmp_path / "suites" / "N6.safetensors")
+    )
+    (tmp_path / "summary.json").write_text('{"world": "maze"}')
     image = figure_one(tmp_path, 6, params.env).axes[0].images[0]
     drawn = image.cmap(image.norm(image.get_array()))[..., :3]
     picture = env_mod.rgb(render(lay.grid, lay.start, np.zeros(1, bool))[0])
-    cells = picture[:: env_mod.CELL_PIXELS, :: env_mod.CELL_PIXELS] / 255
+    cells = picture[:: pictures.CELL_PIXELS, :: pictures.CELL_PIXELS] / 255
     np.testing.assert_allclose(drawn, cells, atol=1 / 255)
 
 

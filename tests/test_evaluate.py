@@ -25,7 +25,9 @@ def long_params(tiny_params):
     # a shorter context changes both, and 30 takes its rows over from 27, not from 24
     return dataclasses.replace(
         tiny_params,
-        env=dataclasses.replace(tiny_params.env, cap_factor=3),
+        env=dataclasses.replace(
+            tiny_params.env, options={**tiny_params.env.options, "cap_factor": 3}
+        ),
         model=dataclasses.replace(tiny_params.model, context=24),
         evaluate=dataclasses.replace(
             tiny_params.evaluate, contexts=[30, 12, 24, 27], rope_scaling=["none", "linear"]
@@ -36,7 +38,7 @@ def long_params(tiny_params):
 def test_test_split_is_every_test_layout_once(tiny_data, tiny_params):
     model = model_for(tiny_params, "rope")
     rows = evaluate.test_split(model, tiny_params, tiny_data, "rope", 1)
-    lay, optimal = dataset.load_split_layouts(tiny_data, "test")
+    lay, optimal = dataset.load_split_layouts(tiny_data, "test", tiny_params.env)
     assert list(rows.layout_id) == list(lay.ids) and (rows.grid_size == lay.size).all()
     assert (rows.context == tiny_params.model.context).all()
     played = rollout.rollout(model, lay, tiny_params.env, tiny_params.model.context, 0.8)
@@ -60,7 +62,7 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, vari
             full = pd.concat(
                 evaluate.suite_rows(
                     model,
-                    *dataset.load_suite(tiny_data, size),
+                    *dataset.load_suite(tiny_data, size, long_params.env),
                     long_params.env,
                     context,
                     long_params,

@@ -19,7 +19,7 @@ from dtpe.explorer import build as explorer
 from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
 from dtpe.steps import dataset
-from dtpe.world import env as env_mod
+from dtpe.world.maze import env as env_mod
 
 # One variant with another t, so that the page has two k and two t to pick from.
 VARIANTS = ["rope", "learned-t_learned"]
@@ -63,9 +63,11 @@ def test_every_episode_is_its_csv_row_and_the_env_agrees(built):
         row = rows.loc[(name, ep["size"], ep["layout"])]
         assert (ep["success"], ep["steps"]) == (row.success, row.steps), (name, ep["layout"])
         assert len(ep["actions"]) == ep["steps"] and len(ep["cells"]) == ep["steps"] + 1
-        lay, _ = dataset.load_suite(root / "data", ep["size"])
+        lay, _ = dataset.load_suite(root / "data", ep["size"], params.env)
         one = lay.subset(np.flatnonzero(lay.ids == ep["layout"]))
-        env = env_mod.KeyDoorMazeEnv(ep["size"], cap_factor=params.env.cap_factor, layout=one)
+        env = env_mod.KeyDoorMazeEnv(
+            ep["size"], cap_factor=params.env.options["cap_factor"], layout=one
+        )
         env.reset()
         for t, a in enumerate(ep["actions"]):
             _, _, terminated, truncated, _ = env.step(int(a))
@@ -109,7 +111,7 @@ def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
     for name in ("rope_s1", "learned-t_learned_s2"):
         model = checkpoint.load(root / "models" / name)
         for n in params.data.suite_sizes:
-            lay, _ = dataset.load_suite(root / "data", n)
+            lay, _ = dataset.load_suite(root / "data", n, params.env)
             wanted = lay.ids[[0, len(lay) - 1]]  # from the first and the last batch
             alone = traces.play(model, lay, params, wanted)
             batched = traces.play(model, lay, params, wanted, as_evaluated=True)
@@ -151,7 +153,7 @@ def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, m
 def test_attention_is_the_models_and_the_rollouts_probabilities(built):
     root, params, _ = built
     model = checkpoint.load(root / "models" / "rope_s1")
-    lay, _ = dataset.load_suite(root / "data", 10)
+    lay, _ = dataset.load_suite(root / "data", 10, params.env)
     played = traces.play(model, lay, params, lay.ids)
     long = max(played, key=lambda i: played[i]["steps"])  # a window that slides
     rec = played[long]
@@ -260,6 +262,7 @@ def test_page_in_a_real_browser(built, tmp_path):
                 and e["layout"] == int(layout)
             )
             step = int(page.get_attribute("#maze", "data-step"))
+            assert page.get_attribute("#maze", "data-heading") == ""  # the maze's agent: a disc
             assert page.get_attribute("#maze", "data-agent") == "%d,%d" % divmod(
                 ep["cells"][step], ep["size"]
             )

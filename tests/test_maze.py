@@ -12,10 +12,21 @@ import pytest
 from conftest import plan
 from gymnasium.utils.env_checker import check_env
 
-from dtpe.world import layouts as layout_family
-from dtpe.world.env import KeyDoorMazeEnv  # importing dtpe.env registers KeyDoorMaze-v0
-from dtpe.world.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, BatchedMaze, Layouts, transition
-from dtpe.world.planner import CostToGo
+from dtpe.world.maze import layouts as layout_family
+from dtpe.world.maze.env import KeyDoorMazeEnv  # importing dtpe.env registers KeyDoorMaze-v0
+from dtpe.world.maze.planner import cost_to_go
+from dtpe.world.maze.rules import (
+    AGENT,
+    DOOR,
+    EMPTY,
+    GOAL,
+    KEY,
+    WALL,
+    BatchedMaze,
+    Layouts,
+    State,
+    transition,
+)
 
 SIZES = range(layout_family.MIN_SIZE, 31)
 PER_SIZE = 6
@@ -94,7 +105,7 @@ def reference_step(grid, pos, has_key, action):
 def mixed_actions(ctg, maze, rng):
     """Random actions, half of them replaced by the planner's so that episodes also reach the
     goal."""
-    optimal = ctg.optimal_action(maze.pos, maze.has_key, np.arange(len(maze.pos)))
+    optimal = ctg.optimal_action(maze.state, np.arange(len(maze.state.pos)))
     return np.where(rng.random(len(optimal)) < 0.5, optimal, rng.integers(0, 4, len(optimal)))
 
 
@@ -122,21 +133,23 @@ def test_every_layout_is_solvable_and_forces_key_door_goal(family):
 
 def test_drawn_optimal_actions_are_every_optimal_action_and_only_those(family):
     lay = family[(8, 0.0)]  # open layouts: most first moves tie
-    ctg, rng = CostToGo(lay), np.random.default_rng(0)
+    ctg, rng = cost_to_go(lay), np.random.default_rng(0)
     which, has_key = np.arange(len(lay)), np.zeros(len(lay), bool)
     after = np.stack(
         [
-            ctg.steps(*transition(lay.grid, lay.start, has_key, np.full(len(lay), a))[:2], which)
+            ctg.steps(
+                State(*transition(lay.grid, lay.start, has_key, np.full(len(lay), a))[:2]), which
+            )
             for a in range(4)
         ]
     )  # (actions, layouts): cost-to-go after each first move
     optimal = after == after.min(0)
     drawn = np.zeros_like(optimal)
     for _ in range(50):
-        drawn[ctg.optimal_action(lay.start, has_key, which, rng), which] = True
+        drawn[ctg.optimal_action(State(lay.start, has_key), which, rng), which] = True
     np.testing.assert_array_equal(drawn, optimal)
     assert (optimal.sum(0) > 1).any()  # the family has ties to draw among
-    first = ctg.optimal_action(lay.start, has_key, which)  # without a generator: the lowest
+    first = ctg.optimal_action(State(lay.start, has_key), which)  # without a generator: the lowest
     np.testing.assert_array_equal(first, optimal.argmax(0))
 
 
@@ -178,7 +191,7 @@ def test_batched_stepper_matches_gym_env(family):
         obs = maze.reset()
         for i, env in enumerate(envs):
             np.testing.assert_array_equal(env.reset()[0], obs[i])
-        ctg = CostToGo(lay)
+        ctg = cost_to_go(lay)
         while not maze.done.all():
             active = ~maze.done
             frozen = obs.copy()
@@ -209,15 +222,18 @@ def test_moves_follow_the_rules(family):
     for (n, _), lay in family.items():
         maze = BatchedMaze(lay, CAP_FACTOR * n, STEP_REWARD, GOAL_REWARD)
         maze.reset()
-        ctg = CostToGo(lay)
+        ctg = cost_to_go(lay)
         while not maze.done.all():
             active = np.flatnonzero(~maze.done)
-            before = [(tuple(maze.pos[i]), bool(maze.has_key[i])) for i in active]
+            before = [(tuple(maze.state.pos[i]), bool(maze.state.has_key[i])) for i in active]
             actions = mixed_actions(ctg, maze, rng)
             obs, *_ = maze.step(actions)
             for i, (pos, has_key) in zip(active, before):
                 expected_pos, expected_key = reference_step(lay.grid[i], pos, has_key, actions[i])
-                assert (tuple(maze.pos[i]), bool(maze.has_key[i])) == (expected_pos, expected_key)
+                assert (tuple(maze.state.pos[i]), bool(maze.state.has_key[i])) == (
+                    expected_pos,
+                    expected_key,
+                )
                 assert obs[i][expected_pos] == AGENT and (obs[i] == AGENT).sum() == 1
                 assert (obs[i] == KEY).any() != expected_key  # the key leaves the grid once held
 

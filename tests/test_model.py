@@ -16,7 +16,7 @@ from dtpe.model.state_encoders import STATE_ENCODERS
 from dtpe.model.state_encoders import create as create_state_encoder
 from dtpe.model.state_encoders.cnn_coord import CoordCNNStateEncoder
 from dtpe.model.transformer import DecisionTransformer, KVCache
-from dtpe.world.maze import AGENT, KEY, N_CODES, WALL
+from dtpe.world.maze.rules import AGENT, KEY, N_CODES, WALL
 
 
 def state_encoder(name):

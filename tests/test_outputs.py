@@ -22,9 +22,9 @@ from safetensors.numpy import save_file
 from dtpe import numerics
 from dtpe.analysis import aggregates, figures, report, stats, tables, verdicts
 from dtpe.analysis.outputs import FIGURE_NAMES, TABLE_NAMES
-from dtpe.steps import dataset
-from dtpe.world import layouts
-from dtpe.world.planner import CostToGo
+from dtpe.world.maze import WORLD, layouts
+from dtpe.world.maze.planner import cost_to_go
+from dtpe.world.maze.rules import State
 
 VARIANTS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
 REFERENCE = "rope"
@@ -311,12 +311,13 @@ def write_attention(root, variants, seeds, width=4):
 
 def write_suite(data_dir, size):
     lay = layouts.generate(size, 2, np.random.default_rng(0), 0.2)
-    steps = CostToGo(lay).steps(lay.start, np.zeros(len(lay), bool), np.arange(len(lay)))
+    steps = cost_to_go(lay).steps(State(lay.start, np.zeros(len(lay), bool)), np.arange(len(lay)))
     (data_dir / "suites").mkdir(parents=True)
     save_file(
-        dataset.layout_arrays(lay, steps.astype(np.int64)),
+        {**WORLD.arrays(lay), "optimal_steps": steps},
         str(data_dir / "suites" / f"N{size}.safetensors"),
     )
+    (data_dir / "summary.json").write_text(json.dumps({"world": WORLD.name}))
 
 
 def params_file(root, params):

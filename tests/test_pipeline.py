@@ -221,6 +221,20 @@ def test_new_encoding_plans_only_its_models(dvc_built, tmp_path):
     assert expected <= changed and changed - expected <= AGGREGATE, changed
 
 
+def test_editing_one_worlds_colours_plans_no_job_of_another(dvc_built, tmp_path):
+    """A world's code reruns its own runs only (world/catalog.py's files): after DoorKey's colours
+    change, the maze project is complete in both tools; after the maze's, its models train again."""
+    project = built_copy(dvc_built, tmp_path)
+    doorkey = project / "src/dtpe/world/doorkey/picture.py"
+    doorkey.write_text(doorkey.read_text().replace("(44, 160, 44),  # goal", "(0, 99, 0),  # goal"))
+    assert planned_rules(project) == set()
+    assert json.loads(run(project, "dvc", "status", "--json").stdout) == {}
+    maze = project / "src/dtpe/world/maze/picture.py"
+    maze.write_text(maze.read_text().replace("(44, 160, 44),  # goal", "(0, 99, 0),  # goal"))
+    assert {"train", "figures"} <= planned_rules(project)
+    assert "train@rope-1" in json.loads(run(project, "dvc", "status", "--json").stdout)
+
+
 def tracked_outputs(path: Path) -> dict:
     return {
         str(f.relative_to(path)): hashlib.sha256(f.read_bytes()).hexdigest()

@@ -12,8 +12,8 @@ from conftest import plan
 from dtpe.model.policy import DecisionTransformerPolicy
 from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, rollout
-from dtpe.world.env import GymVectorBatch
-from dtpe.world.maze import N_ACTIONS, BatchedMaze
+from dtpe.world.gym_batch import GymVectorBatch
+from dtpe.world.maze.rules import N_ACTIONS, BatchedMaze
 
 
 def gym_batch(lay, env) -> GymVectorBatch:
@@ -24,7 +24,7 @@ def gym_batch(lay, env) -> GymVectorBatch:
                     gym.make,
                     "KeyDoorMaze-v0",
                     size=lay.size,
-                    cap_factor=env.cap_factor,
+                    cap_factor=env.options["cap_factor"],
                     step_reward=env.step_reward,
                     goal_reward=env.goal_reward,
                     layout=lay.subset([i]),
@@ -38,7 +38,7 @@ def gym_batch(lay, env) -> GymVectorBatch:
 def test_the_model_plays_the_same_episodes_in_the_gym_vector_env(tiny_data, tiny_params):
     torch.manual_seed(0)
     model = DecisionTransformer(tiny_params.model_config("rope")).eval()
-    lay, _ = dataset.load_suite(tiny_data, 8)
+    lay, _ = dataset.load_suite(tiny_data, 8, tiny_params.env)
     env, context, target = tiny_params.env, tiny_params.model.context, 0.8
     policy = DecisionTransformerPolicy(model, context, target)
     through_gym = rollout.play(gym_batch(lay, env), policy, env.cap(lay.size), trace=True)
@@ -70,7 +70,7 @@ class Scripted:
 def test_episodes_that_end_apart_are_the_mazes_in_the_gym_vector_env(tiny_data, tiny_params):
     """Half the episodes follow the plan and end early, at different steps; the vector env
     resets them and plays on, and none of that reaches the batch's results or rewards."""
-    lay, _ = dataset.load_suite(tiny_data, 8)
+    lay, _ = dataset.load_suite(tiny_data, 8, tiny_params.env)
     env, cap = tiny_params.env, tiny_params.env.cap(lay.size)
     scripts = [plan(lay, i) if i % 2 == 0 else [] for i in range(len(lay))]
     played = {}

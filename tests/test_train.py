@@ -165,7 +165,7 @@ def test_validation_loss_is_the_mean_over_every_action(tiny_data, tiny_params):
 def test_batched_evaluation_equals_one_episode_at_a_time(tiny_data, tiny_params):
     torch.manual_seed(0)
     model = DecisionTransformer(tiny_params.model_config("sinusoidal")).eval()
-    lay, _ = dataset.load_suite(tiny_data, 10)
+    lay, _ = dataset.load_suite(tiny_data, 10, tiny_params.env)
     batched = rollout.rollout(model, lay, tiny_params.env, 6, 1.0)
     single = [
         rollout.rollout(model, lay.subset([i]), tiny_params.env, 6, 1.0) for i in range(len(lay))

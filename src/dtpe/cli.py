@@ -125,8 +125,9 @@ def cmd_evaluate(args, params):
             rows.to_csv(tmp, index=False)
     played = context[context.applicable.astype(bool)]
     summary = played.groupby(["context", "rope_scaling", "grid_size"]).success.mean().unstack()
+    n = params.data.train_size
     print(
-        f"evaluate {args.variant} seed {args.seed}: 8x8 test split "
+        f"evaluate {args.variant} seed {args.seed}: {n}x{n} test split "
         f"{test.success.mean():.1%}; success by grid size\n"
         f"{grid.groupby('grid_size').success.mean().round(3).to_string()}\n"
         f"by context, scaling x grid size\n{summary.round(2)}"
@@ -327,7 +328,7 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--model", type=Path, required=True, help="folder of the trained model")
         if name == "evaluate":
             for sweep, what in (
-                ("test", "the 8x8 test split at the training context"),
+                ("test", "the training size's test split at the training context"),
                 ("grid", "every suite at the training context"),
                 ("context", "every suite at the other contexts of evaluate.contexts"),
             ):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import jsonschema
 import yaml
 
 from dtpe.model.config import Model, ModelConfig
-from dtpe.world.doorkey import stepper as doorkey_stepper
+from dtpe.world import catalog as worlds
 
 
 class ParamsError(ValueError):
@@ -37,20 +37,17 @@ class Study:
 @dataclass(frozen=True)
 class Env:
     world: str
-    """the world the study runs in (world/catalog.py)"""
-    wall_density: float
-    """chance that a free interior cell becomes a wall"""
-    cap_factor: int
-    """the maze's episode cap = cap_factor * N steps (DoorKey's is MiniGrid's, 10 N^2)"""
+    """the world the study runs in: a package of world/ (world/catalog.py)"""
     step_reward: float
     """reward of every step (a penalty, <= 0)"""
     goal_reward: float
     """reward added on reaching the goal"""
+    options: dict = field(default_factory=dict)
+    """the world's own knobs, params `worlds.<world>` (set from there, not from `env`)"""
 
     def cap(self, size: int) -> int:
-        if self.world == "doorkey":
-            return doorkey_stepper.max_steps(size)
-        return self.cap_factor * size
+        """The episode's step cap at grid side `size`, as the world sets it."""
+        return worlds.get(self.world).cap(size, self.options)
 
 
 @dataclass(frozen=True)
@@ -189,6 +186,8 @@ class Params:
     """axis -> encoding -> its options (the knobs each encoding module declares): kept out of
     `model` so that a change reruns only the models whose variant uses that encoding"""
     env: Env
+    worlds: dict
+    """world -> its knobs (the options each world package declares), read by that world alone"""
     data: Data
     model: Model
     train: Train
@@ -254,6 +253,8 @@ def check(raw: dict, origin: Callable[[tuple], Path] | None = None) -> Params:
     # a copy: the typed params must not change with the mapping they were read from
     raw = copy.deepcopy(raw)
     p = Params(**{name: group(**raw[name]) for name, group in _GROUPS.items()})
+    _check_world(p, key)
+    p = replace(p, env=replace(p.env, options=dict(p.worlds.get(p.env.world, {}))))
     _check_semantics(p, key)
     return p
 
@@ -352,6 +353,50 @@ def fresh_seeds(path: Path, p: Params) -> None:
             )
 
 
+def _check_world(p: Params, key: Callable[[tuple], str]) -> None:
+    """The world is one of world/'s packages; `worlds` holds only worlds and each world's own
+    knobs (a knob of another world named as such), the running world's all given and within the
+    bounds it declares; every grid size is one the world draws."""
+    if p.env.world not in worlds.names():
+        known = ", ".join(worlds.names())
+        raise ParamsError(f"{key(('env', 'world'))}: no world {p.env.world!r}; worlds: {known}")
+    declared = {name: worlds.options(name) for name in worlds.names()}
+    for name, knobs in p.worlds.items():
+        if name not in declared:
+            raise ParamsError(
+                f"{key(('worlds', name))}: no world {name!r}; worlds: {', '.join(worlds.names())}"
+            )
+        for knob in knobs or {}:
+            if knob in declared[name]:
+                continue
+            owners = [w for w, opts in declared.items() if knob in opts]
+            raise ParamsError(
+                f"{key(('worlds', name, knob))}: "
+                + (
+                    f"a knob of {' and '.join(owners)} (worlds.{owners[0]}.{knob}), not of {name}"
+                    if owners
+                    else f"{name} has no such knob; its knobs: {sorted(declared[name]) or 'none'}"
+                )
+            )
+    given = p.worlds.get(p.env.world) or {}
+    for knob, (least, most) in declared[p.env.world].items():
+        at = key(("worlds", p.env.world, knob))
+        if knob not in given:
+            raise ParamsError(f"{at}: missing (the world {p.env.world!r} reads it)")
+        _check_number(at, given[knob], least, most)
+    world = worlds.get(p.env.world)
+    sizes = [
+        (("data", "train_size"), p.data.train_size),
+        (("attention", "grid_size"), p.attention.grid_size),
+    ]
+    sizes += [(("data", "suite_sizes", i), n) for i, n in enumerate(p.data.suite_sizes)]
+    for path, size in sizes:
+        try:
+            world.check_size(size)
+        except ValueError as e:
+            raise ParamsError(f"{key(path)}: {e}") from None
+
+
 def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
     """Every option each registered encoding declares, given once, of the type of the smallest
     value it allows (an integer, or any number for a float) and at or above it; nothing else."""
@@ -374,16 +419,23 @@ def _check_options(given: dict, key: Callable[[tuple], str]) -> None:
                     )
                 if option not in have:
                     raise ParamsError(f"{at}: missing (the {axis} encoding {name!r} reads it)")
-                value, least = have[option], wanted[option]
-                kind = (int,) if isinstance(least, int) else (int, float)
-                if (
-                    not isinstance(value, kind)
-                    or isinstance(value, bool)
-                    or not math.isfinite(value)
-                    or value < least
-                ):
-                    what = "an integer" if isinstance(least, int) else "a number"
-                    raise ParamsError(f"{at}: {value!r} is not {what} >= {least}")
+                _check_number(at, have[option], wanted[option])
+
+
+def _check_number(at: str, value, least, most=None) -> None:
+    """`value` is of the type of `least` (an integer, or any number for a float), finite, at or
+    above it and, where `most` is given, at or below that; else a ParamsError at key `at`."""
+    kind = (int,) if isinstance(least, int) else (int, float)
+    if (
+        not isinstance(value, kind)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value < least
+        or (most is not None and value > most)
+    ):
+        what = "an integer" if isinstance(least, int) else "a number"
+        bounds = f">= {least}" + (f" and <= {most}" if most is not None else "")
+        raise ParamsError(f"{at}: {value!r} is not {what} {bounds}")
 
 
 def split_sizes(episodes: int, split: dict) -> dict:
@@ -453,10 +505,14 @@ def _merged(layers: list[tuple[Path, dict]]) -> dict:
 def _merge(base: dict, overlay: dict, file: Path, base_file: Path, at: tuple = ()) -> dict:
     """`overlay` on `base`: mappings merge key by key, any other value (a list too) replaces the
     base's. A key the base lacks (a typo) is refused here, where the overlay can be named; the
-    schema would only name the merged group."""
+    schema would only name the merged group. A world's knobs (`worlds.<world>`) may first appear
+    in the overlay of a run in that world; validation checks them against the knobs it declares."""
     merged = dict(base)
     for key, value in overlay.items():
         path = (*at, key)
+        if key not in base and at == ("worlds",):
+            merged[key] = value
+            continue
         if key not in base:
             raise ParamsError(f"{file}: params key {_key(path)}: not in its base {base_file}")
         both = isinstance(value, dict) and isinstance(base[key], dict)
@@ -490,6 +546,8 @@ RENAMED = {
     ("study", "encodings"): "study.variants (a variant is a k x t pair of encodings)",
     ("model", "t_table"): "encodings.t.learned.table",
     ("model", "t_max_offset"): "encodings.t.randomized.max_offset",
+    ("env", "wall_density"): "worlds.maze.wall_density (each world's knobs are its own)",
+    ("env", "cap_factor"): "worlds.maze.cap_factor (each world's knobs are its own)",
 }
 """keys of earlier params files -> where their value lives now"""
 

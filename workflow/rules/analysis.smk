@@ -2,7 +2,7 @@ rule attention:
     input:
         "data",
         model="models/{variant}_s{seed}",
-        code=code("cli", "params", "steps/attention", "steps/dataset", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "model/state_encoders", "atomic", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "steps/attention", "steps/dataset", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "model/state_encoders", "atomic") + WORLD_CODE,
         encodings=variant_code,
     output:
         "results/attention/{variant}_s{seed}.json",

@@ -6,6 +6,7 @@ from dtpe.analysis.design import require as require_design
 from dtpe.analysis.outputs import FIGURE_NAMES
 from dtpe.cluster import train_resources
 from dtpe.model.catalog import options_of
+from dtpe.world.catalog import files as world_files
 # aliased: a bare `chain` in the Snakefile's namespace shadows the one Snakemake itself uses
 from dtpe.params import chain as params_chain, load as load_params, resolve as resolve_params
 
@@ -41,6 +42,9 @@ print("design: " + require_design(load_params(PARAMS), PARAMS).sentence(), file=
 # in; keys that are no params group (--config compare_runs=...) stay.
 config.pop("base", None)
 config.update(resolve_params(PARAMS))
+# As `dtpe check` writes it (results/params.json): the world's own knobs (params `worlds.<world>`)
+# in env, so a step that reads env reruns when its world's knobs change, never another world's.
+config["env"] = {**config["env"], "options": config["worlds"].get(config["env"]["world"]) or {}}
 
 VARIANTS = config["study"]["variants"]
 SEEDS = config["study"]["seeds"]
@@ -65,6 +69,11 @@ def code(*modules):
         path = repo(f"src/dtpe/{m}")
         files += sorted(glob.glob(f"{path}/*.py")) if os.path.isdir(path) else [f"{path}.py"]
     return files
+
+
+# The world's code: the modules every world shares and the run's world's own package, never
+# another world's, so that editing one world reruns no step of another (world/catalog.py).
+WORLD_CODE = [repo(f"src/{f}") for f in world_files(config["env"]["world"])]
 
 
 def variant_code(wildcards):

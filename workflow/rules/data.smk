@@ -3,7 +3,7 @@
 rule validate:
     input:
         PARAMS_FILES,
-        code=code("cli", "params", "atomic", "analysis/design", "model/encodings", "model/state_encoders", "model/catalog", "model/config", "world/maze", "world/vocabulary", "world/catalog", "world/doorkey/rules", "world/doorkey/stepper", "world/grids", "world/lockstep"),
+        code=code("cli", "params", "atomic", "analysis/design", "model/encodings", "model/state_encoders", "model/catalog", "model/config") + WORLD_CODE,
         schema=repo("src/dtpe/params.schema.yaml"),
     output:
         "results/params.json",
@@ -19,7 +19,7 @@ rule validate:
 
 rule data:
     input:
-        code=code("cli", "params", "steps/dataset", "atomic", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "steps/dataset", "atomic") + WORLD_CODE,
     output:
         directory("data"),
     params:

@@ -4,7 +4,7 @@ rule evaluate:
     input:
         "data",
         model="models/{variant}_s{seed}",
-        code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "steps/dataset", "model/state_encoders", "atomic", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "steps/evaluate", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "steps/dataset", "model/state_encoders", "atomic") + WORLD_CODE,
         encodings=variant_code,
     output:
         test="results/eval/test/{variant}_s{seed}.csv",

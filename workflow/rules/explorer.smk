@@ -9,7 +9,7 @@ rule explore:
         "data",
         models=expand("models/{model}", model=MODELS),
         grid=expand("results/eval/grid/{model}.csv", model=MODELS),
-        code=code("cli", "params", "explorer/build", "names", "explorer/page", "explorer/traces", "explorer/animations", "explorer/embeddings", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "model/encodings", "model/state_encoders", "steps/dataset", "atomic", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "explorer/build", "names", "explorer/page", "explorer/traces", "explorer/animations", "explorer/embeddings", "steps/rollout", "model/policy", "model/transformer", "model/config", "numerics", "model/catalog", "model/checkpoint", "model/encodings", "model/state_encoders", "steps/dataset", "atomic") + WORLD_CODE,
         page=repo("src/dtpe/explorer/page.html"),
     output:
         "figures/explorer.html",

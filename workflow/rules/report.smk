@@ -27,7 +27,7 @@ rule figures:
         "results/stats",
         metrics=expand("results/train/{model}", model=MODELS),
         attention=expand("results/attention/{model}.json", model=MODELS),
-        code=code("cli", "params", "analysis/figures", "analysis/inference", "analysis/outputs", "analysis/sequential", "names", "steps/dataset", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "analysis/figures", "analysis/inference", "analysis/outputs", "analysis/sequential", "names", "steps/dataset") + WORLD_CODE,
     output:
         [report(f, caption=f"../report/{Path(f).stem}.rst", category="Figures") if f.endswith(".png") else f
          for f in FIGURES],
@@ -57,7 +57,7 @@ rule report:
         attention=expand("results/attention/{model}.json", model=MODELS),
         # the report links the explorer, the GIFs and the embedding figure
         explorer=EXPLORER,
-        code=code("cli", "params", "analysis/report", "model/catalog", "numerics", "analysis/stats", "analysis/inference", "analysis/aggregates", "analysis/design", "analysis/sequential", "analysis/verdicts", "analysis/methods", "analysis/outputs", "names", "analysis/tables", "atomic"),
+        code=code("cli", "params", "analysis/report", "model/catalog", "numerics", "analysis/stats", "analysis/inference", "analysis/aggregates", "analysis/design", "analysis/sequential", "analysis/verdicts", "analysis/methods", "analysis/outputs", "names", "analysis/tables", "atomic") + WORLD_CODE,
     output:
         "figures/REPORT.md",
     log:

@@ -1,7 +1,7 @@
 rule train:
     input:
         "data",
-        code=code("cli", "params", "steps/train", "model/transformer", "model/config", "numerics", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "model/state_encoders", "atomic", "steps/worlds", "world", "world/doorkey"),
+        code=code("cli", "params", "steps/train", "model/transformer", "model/config", "numerics", "model/catalog", "steps/rollout", "model/policy", "model/checkpoint", "steps/dataset", "model/state_encoders", "atomic") + WORLD_CODE,
         encodings=variant_code,
     output:
         model=directory("models/{variant}_s{seed}"),

@@ -25,9 +25,8 @@ from matplotlib.ticker import MaxNLocator
 
 from dtpe.analysis import inference
 from dtpe.analysis.outputs import FIGURE_NAMES
-from dtpe.steps import dataset, worlds
+from dtpe.steps import dataset
 from dtpe.world import pictures
-from dtpe.world.catalog import vocabulary
 
 TRAINING_PANELS = (
     ("train_loss", "train loss"),
@@ -46,7 +45,7 @@ def draw(
     methods = json.loads((stats_dir / "methods.json").read_text())
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     figures = {
-        "fig1_maze": maze(Path(data_dir), max(params.data.suite_sizes), params.env),
+        "fig1_maze": layout_picture(Path(data_dir), max(params.data.suite_sizes), params.env),
         "fig2_training": training(pd.read_csv(stats_dir / "training_curves.csv"), colours),
         "fig3_success_by_grid": success_by_grid(
             pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
@@ -88,14 +87,14 @@ def variant_colours(variants: list[str]) -> dict[str, tuple]:
     return {e: cmap(i / (n - 1)) for i, e in enumerate(variants)}
 
 
-def maze(data_dir: Path, size: int, env) -> Figure:
+def layout_picture(data_dir: Path, size: int, env) -> Figure:
     """Figure 1: the first layout of the largest suite as the agent first sees it. The legend
     names every code but the agent's others (a DoorKey agent's heading and load)."""
-    layouts, optimal_steps = dataset.load_suite(data_dir, size)
-    world = worlds.of_layouts(layouts)
+    layouts, optimal_steps = dataset.load_suite(data_dir, size, env)
+    world = dataset.world_of(data_dir, env)
     grid = world.replay_env(layouts.subset([0]), env).reset()[0]
-    vocab = vocabulary(world.name)
-    colours = pictures.hex_colours(world.name)
+    vocab = world.vocabulary
+    colours = pictures.hex_colours(world.colours)
     shown = set(range(vocab.n_codes)) - set(vocab.agent) | {int(grid[tuple(layouts.start[0])])}
     codes = sorted(shown)
     fig = Figure(figsize=(6, 5), layout="constrained")

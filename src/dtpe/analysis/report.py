@@ -23,6 +23,7 @@ from dtpe.analysis.tables import grid_label, mean_std, p_value, seeds, with_inte
 from dtpe.model import catalog
 from dtpe.numerics import EVERY_CPU, THIS_MACHINE
 from dtpe.params import chain, load
+from dtpe.world import catalog as worlds
 
 METHODS = (
     ("verdict", "Verdict"),
@@ -148,9 +149,10 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
     primary = comparisons[comparisons.context == params.model.context]
     size = params.data.train_size
     declared = bool(params.verdict.declared())
+    layouts = worlds.get(params.env.world).words.layouts
     intro = (
-        f"Models were trained on {grid_label(size)} mazes only, {seeds(success.n_seeds)} seeds "
-        f"per variant; every larger grid tests length generalization. Means carry their "
+        f"Models were trained on {grid_label(size)} {layouts} only, {seeds(success.n_seeds)} "
+        f"seeds per variant; every larger grid tests length generalization. Means carry their "
         f"{level(methods)} bootstrap CI over seeds and layouts; a difference between two "
         "variants is resolved only where its CI excludes 0. "
         + (
@@ -255,7 +257,7 @@ def grid_finding(
     else:
         standing = (
             f"at the floor (best mean {power.best_pct:.1f} % < {methods['floor_pct']:g} %): every "
-            "variant fails nearly every maze, so this grid says nothing about encodings"
+            "variant fails nearly every layout, so this grid says nothing about encodings"
         )
     means = "; ".join(
         f"{row.variant} {mean_interval(row.success_pct_mean, row.ci_low_pct, row.ci_high_pct)}"
@@ -481,7 +483,7 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
     gifs = sorted((figures_dir / "episodes").glob("N*.gif"), key=lambda p: int(p.stem[1:]))
     text = [
         f"- [explorer.html]({link('explorer.html')}): step through the evaluation's own "
-        "episodes (maze, path, action probabilities, return-to-go, attention per layer and "
+        "episodes (grid, path, action probabilities, return-to-go, attention per layer and "
         "head); open the file in a browser, no server needed.",
         f"- [embeddings.png]({link('embeddings.png')}): cosine similarity of the k and t "
         "position embeddings.",

@@ -16,6 +16,7 @@ import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
 from dtpe.names import model_name
+from dtpe.world import catalog as worlds
 from dtpe.world import pictures
 
 KINDS = ("success", "failure")
@@ -31,11 +32,11 @@ size; the least side of a panel (small grids are scaled up by whole cells so tit
 BACKGROUND, INK, PATH, EMPTY_PANEL = (255, 255, 255), (0, 0, 0), (214, 39, 40), (235, 235, 235)
 
 
-def palette(world: str) -> Image.Image:
+def palette(cells: np.ndarray) -> Image.Image:
     """Every colour a frame holds (the world's cells, text, path, an empty panel): frames map
     onto it exactly."""
     image = Image.new("P", (1, 1))
-    colours = [*map(tuple, pictures.COLOURS[world]), INK, PATH, EMPTY_PANEL]
+    colours = [*map(tuple, cells), INK, PATH, EMPTY_PANEL]
     image.putpalette([int(c) for rgb in colours for c in rgb])
     return image
 
@@ -58,9 +59,9 @@ def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, st
     return picked
 
 
-def frame(ep, t: int, world: str) -> np.ndarray:
+def frame(ep, t: int, cells: np.ndarray) -> np.ndarray:
     """The rgb picture after t actions."""
-    return pictures.rgb(ep.replay.frames[t], world)
+    return pictures.rgb(ep.replay.frames[t], cells)
 
 
 def title(ep, variant: str, kind: str) -> str:
@@ -73,11 +74,11 @@ def title(ep, variant: str, kind: str) -> str:
     return f"{variant}\nfails{loop}"
 
 
-def draw_panel(image, panel, t: int, scale: int, world: str) -> None:
+def draw_panel(image, panel, t: int, scale: int, cells: np.ndarray) -> None:
     """One episode's grid after step t, with its path so far, at the panel's corner."""
     ep, (x, y), _ = panel
-    cells = frame(ep, t, world).repeat(scale, 0).repeat(scale, 1)
-    image.paste(Image.fromarray(cells), (x, y))
+    picture = frame(ep, t, cells).repeat(scale, 0).repeat(scale, 1)
+    image.paste(Image.fromarray(picture), (x, y))
     centre = (ep.replay.cells[: t + 1] + 0.5) * pictures.CELL_PIXELS * scale  # (t + 1, 2) row, col
     if t:
         ImageDraw.Draw(image).line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
@@ -87,7 +88,7 @@ def write(params, picked: dict, size: int, out: Path) -> Path:
     """One grid size's GIF. picked: {(size, variant, kind): explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
-    world = params.env.world
+    cells = worlds.get(params.env.world).colours
     variants = params.study.variants
     scale = -(-MIN_SIDE // (size * pictures.CELL_PIXELS))
     side = size * pictures.CELL_PIXELS * scale
@@ -115,14 +116,14 @@ def write(params, picked: dict, size: int, out: Path) -> Path:
     live = [p for p in panels if p[0] is not None]
     last = {id(p): min(p[0].row["steps"], params.explorer.max_steps) for p in live}
     steps = max(last.values(), default=0)
-    frames, colours = [], palette(world)
+    frames, colours = [], palette(cells)
     for f in range(steps + 1):
         image = canvas.copy()
         for panel in live:
-            draw_panel(image, panel, f, scale, world)
+            draw_panel(image, panel, f, scale, cells)
         # a finished episode's panel stays as it is: drawn once into the canvas, then left
         for panel in [p for p in live if last[id(p)] == f]:
-            draw_panel(canvas, panel, f, scale, world)
+            draw_panel(canvas, panel, f, scale, cells)
         live = [p for p in live if last[id(p)] > f]
         frames.append(image.quantize(palette=colours, dither=Image.Dither.NONE))
     frames += [frames[-1]] * HOLD

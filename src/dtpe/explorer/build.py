@@ -146,7 +146,7 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
     reps = {n: animations.representatives(grid, params, n) for n in params.data.suite_sizes}
     page, picked = [], {}
     for n in params.data.suite_sizes:
-        lay, _ = dataset.load_suite(data_dir, n)
+        lay, _ = dataset.load_suite(data_dir, n, params.env)
         for e in params.study.variants:
             for s in params.shown_seeds():
                 name = model_name(e, s)

@@ -20,8 +20,8 @@ from importlib import resources
 import numpy as np
 
 from dtpe.steps import dataset
+from dtpe.world import catalog as worlds
 from dtpe.world import pictures
-from dtpe.world.catalog import vocabulary
 
 DATA_MARK = "@@EPISODES@@"
 TEXT_MARK = "@@SELECTION@@"
@@ -41,7 +41,7 @@ def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: i
     """(the episode's JSON record, its binary part) for an explorer.Episode of layout `grid`
     (N, N), of which the first `shown` steps are kept."""
     n, rep = ep.size, ep.replay
-    keyed = np.flatnonzero(rep.has_key[: shown + 1])
+    reached = np.flatnonzero(rep.milestone[: shown + 1])
     probs = np.round(np.asarray(ep.played["probs"][:shown]).clip(0, 1) * 255).astype(np.uint8)
     binary = probs.tobytes() + quantize_attention(ep.attention[:shown]).tobytes()
     record = {
@@ -53,7 +53,9 @@ def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: i
         "shown": shown,
         "optimal": ep.row["optimal"],
         "loop": ep.loop,
-        "key": int(keyed[0]) if len(keyed) else None,
+        "milestone": int(reached[0]) if len(reached) else None,
+        "ground": rep.ground[: shown + 1].tolist(),
+        "heading": None if rep.heading is None else rep.heading[: shown + 1].tolist(),
         "actions": "".join(str(int(a)) for a in ep.played["actions"][:shown]),
         "rtg": np.round(rep.rtg[:shown].astype(float), 4).tolist(),
         "cells": (rep.cells[: shown + 1, 0] * n + rep.cells[: shown + 1, 1]).tolist(),
@@ -87,9 +89,11 @@ def layouts_json(suites: dict, episodes) -> dict:
 
 def blob(params, data_dir, models: list[dict], episodes, shape: tuple[int, int]) -> bytes:
     """The page's data, uncompressed. models: [{name, k, t, seed}]; shape: (layers, heads)."""
-    suites = {n: dataset.load_suite(data_dir, n)[0] for n in sorted({ep.size for ep in episodes})}
-    world = params.env.world
-    vocab = vocabulary(world)
+    suites = {
+        n: dataset.load_suite(data_dir, n, params.env)[0]
+        for n in sorted({ep.size for ep in episodes})
+    }
+    world = worlds.get(params.env.world)
     index = {m["name"]: i for i, m in enumerate(models)}
     records, parts, offset = [], [], 0
     for ep in episodes:
@@ -109,9 +113,10 @@ def blob(params, data_dir, models: list[dict], episodes, shape: tuple[int, int])
         "layers": shape[0],
         "heads": shape[1],
         "levels": ATTENTION_LEVELS,
-        "actions": list(vocab.actions),
-        "colours": pictures.hex_colours(world),
-        "names": {str(c): name for c, name in pictures.LEGENDS[world].items()},
+        "actions": list(world.vocabulary.actions),
+        "milestone": world.words.milestone,
+        "colours": pictures.hex_colours(world.colours),
+        "names": {str(c): name for c, name in world.legend.items()},
         "layouts": layouts_json(suites, episodes),
         "episodes": records,
     }

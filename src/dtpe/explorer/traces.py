@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 from dtpe.model.transformer import TOKENS_PER_STEP
-from dtpe.steps import rollout, worlds
+from dtpe.steps import rollout
+from dtpe.world import catalog as worlds
 
 
 def play(model, lay, params, wanted: np.ndarray, as_evaluated: bool = False) -> dict[int, dict]:
@@ -66,8 +67,13 @@ class Replay:
     """(T + 1, N, N) uint8, the observation before each action and after the last"""
     cells: np.ndarray
     """(T + 1, 2) int64, the agent's (row, col) at those moments"""
-    has_key: np.ndarray
-    """(T + 1,) bool, whether the agent holds the key at those moments"""
+    milestone: np.ndarray
+    """(T + 1,) bool, the world's flag of the agent at those moments (Words.milestone: in the
+    maze and DoorKey, whether it holds the key)"""
+    ground: np.ndarray
+    """(T + 1,) uint8, the code of what the agent stands on at those moments (World.ground)"""
+    heading: np.ndarray | None
+    """(T + 1,) int64, the way the agent faces at those moments; None in a world without"""
     rtg: np.ndarray
     """(T,) float32, the return-to-go the model was given before each action"""
     success: bool
@@ -84,26 +90,32 @@ def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
     return-to-go falls by each reward in float32, as in the rollout."""
     if len(lay) != 1:
         raise ValueError(f"replay takes one layout, got {len(lay)}")
-    world = worlds.of_layouts(lay)
+    world = worlds.get(env.world)
     game = world.replay_env(lay, env)
     frames = [game.reset()[0]]
-    cells, keys, rtg = [], [], []
+    cells, flags, ground, heading, rtg = [], [], [], [], []
     current = torch.tensor([float(target_return)])
     for action in actions:
         if game.done[0]:
             raise ValueError(f"the episode ended after {len(rtg)} of {len(actions)} actions")
-        pos, carrying = world.agent(game)
+        pos, flag = world.agent(game.state)
         cells.append(pos[0].copy())
-        keys.append(bool(carrying[0]))
+        flags.append(bool(flag[0]))
+        ground.append(world.ground(lay, game.state)[0])
+        heading.append(world.heading(game.state))
         rtg.append(float(current[0]))
         obs, reward, _, _ = game.step(np.array([action]))
         frames.append(obs[0])
         current -= torch.from_numpy(reward.astype(np.float32))
-    pos, carrying = world.agent(game)
+    pos, flag = world.agent(game.state)
+    ground.append(world.ground(lay, game.state)[0])
+    heading.append(world.heading(game.state))
     return Replay(
         frames=np.stack(frames),
         cells=np.stack([*cells, pos[0].copy()]),
-        has_key=np.array([*keys, bool(carrying[0])]),
+        milestone=np.array([*flags, bool(flag[0])]),
+        ground=np.array(ground, dtype=np.uint8),
+        heading=None if heading[0] is None else np.array([h[0] for h in heading], np.int64),
         rtg=np.array(rtg, dtype=np.float32),
         success=bool(game.success[0]),
     )

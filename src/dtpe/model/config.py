@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DEFAULT_WORLD = "maze"
-"""the world of every checkpoint saved before there were others: theirs name none"""
+from dtpe.world.catalog import UNNAMED as DEFAULT_WORLD
 
 
 @dataclass(frozen=True)

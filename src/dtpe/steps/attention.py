@@ -20,9 +20,10 @@ from dtpe.steps import dataset
 def episode_windows(params, data_dir):
     """Windows (B, L) of the first `attention.episodes` optimal episodes of the suite,
     L = min(K, shortest)."""
-    lay, _ = dataset.load_suite(data_dir, params.attention.grid_size)
+    lay, _ = dataset.load_suite(data_dir, params.attention.grid_size, params.env)
+    world = dataset.world_of(data_dir, params.env)
     lay = lay.subset(slice(0, params.attention.episodes))
-    eps = dataset.episodes(lay, np.ones(len(lay), bool), 0.0, params.env, np.random.default_rng(0))
+    eps = world.episodes(lay, np.ones(len(lay), bool), 0.0, params.env, np.random.default_rng(0))
     off = eps["offsets"]
     width = int(min(params.model.context, np.diff(off).min()))
     steps = off[:-1, None] + np.arange(width)  # (B, L)

@@ -16,9 +16,10 @@ steps concatenated, with offsets to cut them apart.
   grid, start, optimal_steps: the episodes' layouts, as in a suite file
 Suite file (`data/suites/N{size}.safetensors`): grid (L, N, N) uint8, start (L, 2) int64,
 optimal_steps (L,) int64, layout_id (L,) int64.
-A DoorKey file (`env.world: doorkey`) also holds heading (E,) or (L,) int64, each start's
-heading (which tells a DoorKey file from a maze's), and its layout_id is the MiniGrid seed that
-draws the layout; each world's expert, layouts and environments are in worlds.py.
+A world may save more of a layout (World.layout_arrays: DoorKey's heading (E,) or (L,) int64)
+and give its own ids (DoorKey's layout_id is the MiniGrid seed that draws the layout).
+`summary.json` names the world (params' `env.world`); a data folder is read only by params of the
+same world.
 
 safetensors files are byte-deterministic (no timestamps, sorted header), unlike npz.
 """
@@ -32,7 +33,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from dtpe.params import Params, split_sizes
-from dtpe.steps import worlds
+from dtpe.world import catalog as worlds
 
 SPLITS = ("train", "val", "test")
 STEP_ARRAYS = ("states", "actions", "expert_actions", "rewards", "rtg", "timesteps")
@@ -42,20 +43,12 @@ class DataError(RuntimeError):
     """A missing or malformed data file."""
 
 
-def layout_arrays(lay, optimal_steps: np.ndarray) -> dict:
-    world = worlds.of_layouts(lay)
-    arrays = {"grid": lay.grid, "start": lay.start, "layout_id": lay.ids}
-    arrays.update({k: getattr(lay, k) for k in world.extra_layout_arrays})
-    arrays["optimal_steps"] = optimal_steps
-    return arrays
-
-
 def build(params: Params, out_dir: Path) -> dict:
     """Writes the three episode splits and the evaluation suites; returns the summary."""
     d, env = params.data, params.env
-    world = worlds.WORLDS[env.world]
+    world = worlds.get(env.world)
     rng = np.random.default_rng(d.seed)
-    lay = world.draw(d.train_size, d.episodes, rng, env)
+    lay = world.draw(d.train_size, d.episodes, rng, env.options)
     optimal = np.zeros(d.episodes, dtype=bool)
     optimal[rng.permutation(d.episodes)[: round(d.optimal_fraction * d.episodes)]] = True
     episodes = world.episodes(lay, optimal, d.detour_prob, env, rng)
@@ -66,13 +59,11 @@ def build(params: Params, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     # one key only: safetensors writes several in an order that changes from run to run
     metadata = {"size": str(d.train_size)}
-    summary = {"train_size": d.train_size, "splits": {}, "suites": {}}
+    summary = {"world": world.name, "train_size": d.train_size, "splits": {}, "suites": {}}
     for name, lo, hi in zip(SPLITS, bounds[:-1], bounds[1:]):
         part = np.sort(order[lo:hi])
         arrays = select_episodes(episodes, part)
-        arrays.update(
-            {k: v for k, v in layout_arrays(lay.subset(part), None).items() if k != "optimal_steps"}
-        )
+        arrays.update(world.arrays(lay.subset(part)))
         save_file(arrays, str(out_dir / f"{name}.safetensors"), metadata=metadata)
         summary["splits"][name] = describe(arrays)
 
@@ -82,11 +73,11 @@ def build(params: Params, out_dir: Path) -> dict:
     suite_rng = np.random.default_rng(d.suite_seed)
     (out_dir / "suites").mkdir(exist_ok=True)
     for size in d.suite_sizes:
-        suite = world.draw(size, d.suite_layouts, suite_rng, env, exclude=seen, whole=False)
+        suite = world.draw(size, d.suite_layouts, suite_rng, env.options, exclude=seen, whole=False)
         seen |= set(world.fingerprints(suite))
         steps = world.optimal_steps(suite)
         save_file(
-            layout_arrays(suite, steps.astype(np.int64)),
+            {**world.arrays(suite), "optimal_steps": steps},
             str(out_dir / "suites" / f"N{size}.safetensors"),
             metadata={"size": str(size)},
         )
@@ -95,7 +86,7 @@ def build(params: Params, out_dir: Path) -> dict:
             "optimal_steps_mean": float(steps.mean()),
             "cap": env.cap(size),
         }
-    check_disjoint(out_dir, d.suite_sizes)
+    check_disjoint(out_dir, d.suite_sizes, world)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -129,13 +120,13 @@ def describe(arrays: dict) -> dict:
     }
 
 
-def check_disjoint(data_dir: Path, suite_sizes) -> None:
+def check_disjoint(data_dir: Path, suite_sizes, world) -> None:
     seen = {}
     for name in [f"{s}.safetensors" for s in SPLITS] + [
         f"suites/N{n}.safetensors" for n in suite_sizes
     ]:
         arrays = load_file(str(data_dir / name))
-        for code in world_of(arrays).fingerprints(world_of(arrays).layouts(arrays)):
+        for code in world.fingerprints(world.layouts(arrays)):
             if code in seen:
                 raise DataError(
                     f"layout in {name} repeats one in {seen[code]}: "
@@ -155,22 +146,33 @@ def load(path: Path) -> dict:
         raise DataError(f"data file {path} is corrupt or truncated: {e}") from e
 
 
-def world_of(arrays: dict):
-    """The world whose layouts a data file holds: DoorKey's carry each start's heading."""
-    return worlds.DoorKey if "heading" in arrays else worlds.Maze
+def world_of(data_dir: Path, env):
+    """The world of params `env`, once data folder `data_dir` is known to hold its layouts (its
+    summary.json names the world): a DataError naming both if it holds another world's."""
+    summary = Path(data_dir) / "summary.json"
+    if not summary.is_file():
+        raise DataError(f"data file {summary} is missing: run `dtpe data` first")
+    try:
+        recorded = json.loads(summary.read_text()).get("world")
+    except (json.JSONDecodeError, AttributeError) as e:
+        raise DataError(f"{summary} is corrupt: {e}") from e
+    if recorded != env.world:
+        raise DataError(
+            f"data folder {data_dir} holds {recorded or 'unnamed'} layouts ({summary}), but the "
+            f"params' env.world is {env.world}: make the data with these params (`dtpe data`) or "
+            f"use the params it was made with"
+        )
+    return worlds.get(env.world)
 
 
-def episodes(lay, optimal: np.ndarray, detour_prob: float, env, rng) -> dict:
-    """The expert's episodes on layouts `lay` of any world (worlds.play_expert)."""
-    return worlds.of_layouts(lay).episodes(lay, optimal, detour_prob, env, rng)
-
-
-def load_suite(data_dir: Path, size: int) -> tuple:
+def load_suite(data_dir: Path, size: int, env) -> tuple:
     """A suite's layouts (the world's Layouts) and their optimal steps."""
+    world = world_of(data_dir, env)
     arrays = load(Path(data_dir) / "suites" / f"N{size}.safetensors")
-    return world_of(arrays).layouts(arrays), arrays["optimal_steps"]
+    return world.layouts(arrays), arrays["optimal_steps"]
 
 
-def load_split_layouts(data_dir: Path, split: str):
+def load_split_layouts(data_dir: Path, split: str, env):
+    world = world_of(data_dir, env)
     arrays = load(Path(data_dir) / f"{split}.safetensors")
-    return world_of(arrays).layouts(arrays), arrays["optimal_steps"]
+    return world.layouts(arrays), arrays["optimal_steps"]

@@ -64,8 +64,9 @@ def suite_rows(model, lay, optimal_steps, env, context, params, variant, seed) -
 
 
 def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
-    """The held-out 8x8 test layouts at the training context: in-distribution competence."""
-    lay, optimal_steps = dataset.load_split_layouts(data_dir, "test")
+    """The held-out test layouts of the training size at the training context:
+    in-distribution competence."""
+    lay, optimal_steps = dataset.load_split_layouts(data_dir, "test", params.env)
     return suite_rows(
         model, lay, optimal_steps, params.env, params.model.context, params, variant, seed
     )
@@ -77,7 +78,7 @@ def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
         [
             suite_rows(
                 model,
-                *dataset.load_suite(data_dir, size),
+                *dataset.load_suite(data_dir, size, params.env),
                 params.env,
                 params.model.context,
                 params,
@@ -120,7 +121,7 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                 at_context = []
                 for size in params.data.suite_sizes:
                     played = grid[grid.grid_size == size]
-                    lay, optimal_steps = dataset.load_suite(data_dir, size)
+                    lay, optimal_steps = dataset.load_suite(data_dir, size, params.env)
                     if not np.array_equal(played.layout_id, lay.ids):
                         raise ValueError(
                             f"the grid sweep's {size}x{size} rows are not this suite's"

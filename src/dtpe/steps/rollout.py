@@ -1,8 +1,8 @@
 """Batched episodes: a policy plays a batch of environments in lockstep, once per step for the
 whole batch of unfinished episodes. `play` takes any environment and policy of the two small
-interfaces below: the maze's own batched stepper (world/maze.py) or a Gymnasium vector env
-(KeyDoorMaze-v0, MiniGrid's DoorKey) through world/env.py's GymVectorBatch; the Decision Transformer
-(model/policy.py) or any other policy. `rollout` is the evaluation's: the model in its world.
+interfaces below: a world's own lockstep stepper (world/lockstep.py) or a Gymnasium vector env
+(MiniGrid's) through world/gym_batch.py's GymVectorBatch; the Decision Transformer (model/policy.py)
+or any other policy. `rollout` is the evaluation's: the model in its world.
 
 A failed episode counts the steps it took, i.e. the cap."""
 
@@ -13,12 +13,12 @@ from typing import Protocol
 import numpy as np
 
 from dtpe.model.policy import DecisionTransformerPolicy
-from dtpe.steps import worlds
+from dtpe.world import catalog as worlds
 
 
 class BatchedEnv(Protocol):
-    """B episodes stepped together, as BatchedMaze steps them. An episode's steps after its end
-    are ignored and give reward 0."""
+    """B episodes stepped together, as world/lockstep.py steps them. An episode's steps after its
+    end are ignored and give reward 0."""
 
     done: np.ndarray
     """(B,) bool, whether each episode has ended (reached its goal or its cap)"""
@@ -88,8 +88,8 @@ def rollout(
     trace: bool = False,
 ) -> dict:
     """Greedy episodes of `model` on every layout `lay` in its world's evaluation environment
-    (worlds.py: the maze's stepper, MiniGrid for DoorKey), whose rewards and cap are the `env`
-    params: `play`'s results."""
+    (World.evaluation_env: its own stepper, or MiniGrid for a MiniGrid world), whose rewards and
+    cap are the `env` params: `play`'s results."""
     policy = DecisionTransformerPolicy(model, context, target_return, precision)
-    game = worlds.of_layouts(lay).evaluation_env(lay, env)
+    game = worlds.get(env.world).evaluation_env(lay, env)
     return play(game, policy, env.cap(lay.size), trace)

@@ -159,7 +159,7 @@ def train(
     tp, k = params.train, params.model.context
     train_eps = dataset.load(Path(data_dir) / "train.safetensors")
     val_eps = dataset.load(Path(data_dir) / "val.safetensors")
-    val_layouts, _ = dataset.load_split_layouts(data_dir, "val")
+    val_layouts, _ = dataset.load_split_layouts(data_dir, "val", params.env)
     val_layouts = val_layouts.subset(slice(0, tp.val_layouts))
 
     torch.manual_seed(seed)

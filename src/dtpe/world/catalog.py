@@ -1,16 +1,72 @@
-"""The worlds, by the name params' `env.world` and a model's config give."""
+"""The worlds, found by discovery: each package of world/ is one, named by its folder (params'
+`env.world`, a model's config) and holding its `WORLD` (world/base.py's interface). A world is
+imported only when asked for, so a run pays for and depends on its own world alone; validating
+params reads every world's knobs from its source, importing none."""
 
 from __future__ import annotations
 
-from dtpe.world import maze
-from dtpe.world.doorkey import rules as doorkey
+import ast
+import importlib
+import pkgutil
+from functools import cache
+from pathlib import Path
+
+from dtpe.world.base import World
 from dtpe.world.vocabulary import Vocabulary
 
-WORLDS = {"maze": maze.VOCABULARY, "doorkey": doorkey.VOCABULARY}
+_HERE = Path(__file__).parent
 
 
-def vocabulary(world: str) -> Vocabulary:
-    """Raises ValueError naming the worlds there are."""
-    if world not in WORLDS:
-        raise ValueError(f"world {world!r} is not one of {', '.join(sorted(WORLDS))}")
-    return WORLDS[world]
+@cache
+def names() -> tuple[str, ...]:
+    """Every world's name, sorted."""
+    return tuple(sorted(m.name for m in pkgutil.iter_modules([str(_HERE)]) if m.ispkg))
+
+
+UNNAMED = "maze"
+"""the world of files written before worlds were recorded (the maze's checkpoints name none, so
+that their bytes stay)"""
+
+
+@cache
+def options(name: str) -> dict[str, tuple]:
+    """World `name`'s knobs as its class declares them (World.options, a literal in its
+    package's __init__.py): knob -> (smallest, largest or None)."""
+    source = _HERE / name / "__init__.py"
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
+            "options"
+        ]:
+            found = ast.literal_eval(node.value)
+            if not isinstance(found, dict) or not all(
+                isinstance(v, tuple) and len(v) == 2 for v in found.values()
+            ):
+                raise ValueError(
+                    f"{source}: options must be a literal dict of knob -> (least, most)"
+                )
+            return found
+    raise ValueError(f"{source}: declares no `options` (an empty dict if the world has no knobs)")
+
+
+def get(name: str) -> World:
+    """The world called `name`; a ValueError naming the worlds there are if none is."""
+    if name not in names():
+        raise ValueError(f"world {name!r} is not one of {', '.join(names())}")
+    world = importlib.import_module(f"dtpe.world.{name}").WORLD
+    if world.name != name:
+        raise ValueError(f"world/{name}/ declares a world named {world.name!r}")
+    return world
+
+
+def vocabulary(name: str) -> Vocabulary:
+    """The cell codes and actions of world `name`."""
+    return get(name).vocabulary
+
+
+def files(name: str) -> list[str]:
+    """The package files a step of world `name` runs, relative to src/: this module, the modules
+    every world shares and the world's own package (never another world's), so that editing one
+    world reruns no step of another."""
+    shared = sorted(p for p in _HERE.glob("*.py"))
+    own = sorted((_HERE / name).glob("*.py"))
+    return [str(p.relative_to(_HERE.parents[1])) for p in shared + own]

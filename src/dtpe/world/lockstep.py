@@ -1,38 +1,37 @@
 """B episodes of one world stepped together under the project's episode rules, once for every
-world's batched stepper (world/maze.py's BatchedMaze, world/doorkey/stepper.py's
-BatchedDoorKey): `step_reward` every step plus `goal_reward` on the goal, truncation at `cap`
-steps, and finished episodes frozen (their actions ignored, their reward 0) until every episode
-is done. A world supplies its state: `start_state`, `move` and `observe`."""
+world: `step_reward` every step plus `goal_reward` on the goal, truncation at `cap` steps, and
+finished episodes frozen (their actions ignored, their reward 0) until every episode is done. A
+world's stepper names its rules: a state dataclass of (B, ...) arrays, its start, one move and
+the observation (world/maze/rules.py's BatchedMaze, world/doorkey/stepper.py's BatchedDoorKey)."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from dataclasses import fields, replace
+from typing import Callable, ClassVar
 
 import numpy as np
 
 
-class Lockstep(ABC):
+class Lockstep:
+    initial_state: ClassVar[Callable]
+    """layouts -> the state every episode starts in"""
+    transition: ClassVar[Callable]
+    """(layouts, state, actions (B,)) -> (state after, reached the goal (B,))"""
+    render: ClassVar[Callable]
+    """(layouts, state) -> observations (B, N, N)"""
+
     def __init__(self, layouts, cap: int, step_reward: float, goal_reward: float):
         self.layouts, self.cap = layouts, cap
         self.step_reward, self.goal_reward = step_reward, goal_reward
         self.reset()
 
-    @abstractmethod
-    def start_state(self) -> None:
-        """Sets every episode's state to its layout's start."""
-
-    @abstractmethod
-    def move(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray:
-        """Applies `actions` (B,) to the `active` (B,) episodes' state only; returns whether each
-        episode's move reached the goal (B,)."""
-
-    @abstractmethod
     def observe(self) -> np.ndarray:
         """The observations (B, N, N) of the current states."""
+        return type(self).render(self.layouts, self.state)
 
     def reset(self) -> np.ndarray:
         b = len(self.layouts)
-        self.start_state()
+        self.state = type(self).initial_state(self.layouts)
         self.t = np.zeros(b, dtype=np.int64)
         self.success = np.zeros(b, dtype=bool)
         self.done = np.zeros(b, dtype=bool)
@@ -41,7 +40,18 @@ class Lockstep(ABC):
     def step(self, actions: np.ndarray):
         """Returns (obs, reward, terminated, truncated), each over all B episodes."""
         active = ~self.done
-        at_goal = self.move(np.asarray(actions), active)
+        moved, at_goal = type(self).transition(self.layouts, self.state, np.asarray(actions))
+        self.state = replace(
+            self.state,
+            **{
+                f.name: np.where(
+                    active.reshape(-1, *[1] * (getattr(moved, f.name).ndim - 1)),
+                    getattr(moved, f.name),
+                    getattr(self.state, f.name),
+                )
+                for f in fields(self.state)
+            },
+        )
         self.t += active
         terminated = active & at_goal
         truncated = active & ~at_goal & (self.t >= self.cap)

@@ -3,7 +3,7 @@ into this world's codes; and the full observation of a live MiniGrid env in the 
 
 Layouts are few and drawn far from uniformly (48 distinct ones at 5 x 5, 20,400 at 8 x 8, and
 15,000 8 x 8 seeds give about 8,600 of them), so disjoint seeds do not make disjoint suites:
-`distinct` removes repeats and another suite's layouts by (grid, start, heading).
+`draw` leaves out repeats and another suite's layouts by (grid, start, heading).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
 from minigrid.envs import DoorKeyEnv
 
 from dtpe.world import grids
+from dtpe.world.doorkey import MIN_SIZE
 from dtpe.world.doorkey.rules import (
     AGENT,
     DOOR_CLOSED,
@@ -25,8 +26,6 @@ from dtpe.world.doorkey.rules import (
     Layouts,
 )
 
-MIN_SIZE = 5
-"""DoorKeyEnv needs a wall column with a room of at least one column on each side"""
 _NOT_DOORKEY = 255
 _FROM_MINIGRID = np.full((len(OBJECT_TO_IDX), len(STATE_TO_IDX)), _NOT_DOORKEY, dtype=np.uint8)
 """our code of each MiniGrid (object, state) pair of a DoorKey grid"""
@@ -40,10 +39,6 @@ for _object, _state, _code in [
     ("door", "open", DOOR_OPEN),
 ]:
     _FROM_MINIGRID[OBJECT_TO_IDX[_object], STATE_TO_IDX[_state]] = _code
-
-
-def check_size(size) -> int:
-    return grids.check_size(size, MIN_SIZE, "DoorKey's")
 
 
 def observe(env: DoorKeyEnv) -> np.ndarray:
@@ -60,7 +55,7 @@ def observe(env: DoorKeyEnv) -> np.ndarray:
 
 def from_seeds(size, seeds) -> Layouts:
     """The layouts `DoorKeyEnv(size=size).reset(seed=s)` draws for each of `seeds`."""
-    size = check_size(size)
+    size = grids.check_size(size, MIN_SIZE, "DoorKey's")
     seeds = np.asarray(seeds)
     if seeds.ndim != 1 or not (np.issubdtype(seeds.dtype, np.integer) or seeds.size == 0):
         raise ValueError(f"seeds must be a 1-d sequence of integers, got {seeds!r}")
@@ -81,18 +76,29 @@ def from_seeds(size, seeds) -> Layouts:
 
 def fingerprints(layouts: Layouts) -> list[bytes]:
     """Identity of each layout: grid, start and heading, as bytes."""
-    return [
-        layouts.grid[i].tobytes() + layouts.start[i].tobytes() + layouts.heading[i].tobytes()
-        for i in range(len(layouts))
-    ]
+    return grids.fingerprints(layouts, ("grid", "start", "heading"))
 
 
-def distinct(layouts: Layouts, exclude=frozenset()) -> Layouts:
-    """The first of each distinct layout of `layouts`, in order, leaving out those whose
-    fingerprint is in `exclude` (another suite's `fingerprints`)."""
-    seen, keep = set(exclude), []
-    for i, code in enumerate(fingerprints(layouts)):
-        if code not in seen:
-            seen.add(code)
-            keep.append(i)
-    return layouts.subset(np.array(keep, dtype=np.int64))
+DRAWS_PER_LAYOUT = 100
+"""seeds drawn per layout wanted before a suite settles for fewer: MiniGrid's generator has few
+layouts at small sizes (48 at 5 x 5)"""
+
+
+def draw(size, count: int, rng: np.random.Generator, exclude=frozenset(), whole=True) -> Layouts:
+    """`count` distinct layouts of side `size` none of which is in `exclude`, from seeds drawn by
+    `rng`; with `whole` False, fewer if DRAWS_PER_LAYOUT * count seeds do not hold them (a suite
+    of a small size), else a ValueError naming the shortfall."""
+    limit = DRAWS_PER_LAYOUT * count
+    parts = grids.draw_distinct(
+        lambda n: from_seeds(size, rng.integers(0, 2**31 - 1, n)),
+        count,
+        fingerprints,
+        exclude,
+        limit,
+    )
+    kept = sum(len(p) for p in parts)
+    if kept == 0 or (whole and kept < count):
+        raise ValueError(
+            f"DoorKey {size}x{size}: {kept} new distinct layouts in {limit} seeds, {count} wanted"
+        )
+    return Layouts.join(parts)

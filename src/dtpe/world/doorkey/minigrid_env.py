@@ -1,8 +1,8 @@
 """Policies act in MiniGrid itself: a Gymnasium vector env of `DoorKeyEnv(size=N)`, one env per
 layout, each reset with the layout's seed, seen through `ProjectView`: the full grid in this
 world's codes, our five actions, the project's rewards. It is played as a batch of episodes by
-world/env.py's GymVectorBatch; success is MiniGrid's `terminated` (DoorKey ends only on the goal),
-within MiniGrid's step limit (`truncated` at max_steps = 10 N^2)."""
+world/gym_batch.py's GymVectorBatch; success is MiniGrid's `terminated` (DoorKey ends only on
+the goal), within MiniGrid's step limit (`truncated` at max_steps = 10 N^2)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from dtpe.world.doorkey.rules import (
     initial_state,
     render,
 )
-from dtpe.world.env import GymVectorBatch
+from dtpe.world.gym_batch import GymVectorBatch
 
 
 class FullyObservedDoorKey(DoorKeyEnv):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dtpe.world.grids import locate
+from dtpe.world import grids
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, GOAL, KEY, DOOR_LOCKED, DOOR_CLOSED, DOOR_OPEN = range(7)
@@ -55,7 +55,7 @@ WALKABLE = np.array([EMPTY, GOAL, DOOR_OPEN])
 
 
 @dataclass
-class Layouts:
+class Layouts(grids.Layouts):
     """B DoorKey layouts of one size: grid (B, N, N) uint8 of EMPTY, WALL, GOAL, KEY and
     DOOR_LOCKED (no agent); start (B, 2) int64 (row, col); heading (B,) int64; seeds (B,) int64,
     the `reset` seed each was drawn with."""
@@ -66,24 +66,14 @@ class Layouts:
     seeds: np.ndarray
 
     def __post_init__(self):
-        self.key = locate(self.grid, KEY)
-        self.door = locate(self.grid, DOOR_LOCKED)
-        self.goal = locate(self.grid, GOAL)
-
-    def __len__(self) -> int:
-        return len(self.grid)
-
-    @property
-    def size(self) -> int:
-        return self.grid.shape[1]
+        self.key = grids.locate(self.grid, KEY)
+        self.door = grids.locate(self.grid, DOOR_LOCKED)
+        self.goal = grids.locate(self.grid, GOAL)
 
     @property
     def ids(self) -> np.ndarray:
         """each layout's id, as the evaluation's rows name it: its seed"""
         return self.seeds
-
-    def subset(self, index) -> "Layouts":
-        return Layouts(self.grid[index], self.start[index], self.heading[index], self.seeds[index])
 
 
 @dataclass

@@ -11,8 +11,6 @@ grid. The step limit is MiniGrid's (`max_steps`)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from dtpe.world.doorkey.rules import initial_state, render, transition
 from dtpe.world.lockstep import Lockstep
 
@@ -28,17 +26,6 @@ class BatchedDoorKey(Lockstep):
     """B DoorKey episodes of one size stepped in lockstep (world/lockstep.py's rules of an
     episode). The state: rules.State."""
 
-    def start_state(self) -> None:
-        self.state = initial_state(self.layouts)
-
-    def move(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray:
-        state, at_goal = transition(self.layouts, self.state, actions)
-        for name in ("pos", "heading", "carrying", "door"):
-            old, new = getattr(self.state, name), getattr(state, name)
-            setattr(
-                self.state, name, np.where(active[:, None] if old.ndim == 2 else active, new, old)
-            )
-        return at_goal
-
-    def observe(self) -> np.ndarray:
-        return render(self.layouts, self.state)
+    initial_state = staticmethod(initial_state)
+    transition = staticmethod(transition)
+    render = staticmethod(render)

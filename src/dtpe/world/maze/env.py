@@ -1,8 +1,6 @@
 """The Gymnasium front end of the Key-Door maze, registered as ``KeyDoorMaze-v0``
-(``gym.make("dtpe.world.env:KeyDoorMaze-v0", size=12)`` imports this module first), one layout of
-the batched stepper; `GymVectorBatch`, a Gymnasium vector env of it played as a batch of
-episodes, as the batched stepper plays them; and the maze's pictures: `rgb` (an image, also used
-by the explorer's animations) and `ansi` (text)."""
+(``gym.make("dtpe.world.maze.env:KeyDoorMaze-v0", size=12)`` imports this module first), one
+layout of the batched stepper, with the maze's pictures: `rgb` (an image) and `ansi` (text)."""
 
 from __future__ import annotations
 
@@ -10,41 +8,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from dtpe.world import layouts
-from dtpe.world.maze import (
-    AGENT,
-    DOOR,
-    EMPTY,
-    GOAL,
-    KEY,
-    N_ACTIONS,
-    N_CODES,
-    WALL,
-    BatchedMaze,
-    Layouts,
-)
-
-CELL_PIXELS = 8
-"""side of one cell in an rgb image: 160 pixels for a 20 x 20 maze"""
-COLOURS = np.array(
-    [
-        (255, 255, 255),  # empty
-        (60, 60, 60),  # wall
-        (31, 119, 180),  # agent
-        (44, 160, 44),  # goal
-        (242, 183, 1),  # key
-        (140, 86, 75),  # door
-    ],
-    dtype=np.uint8,
-)
-"""rgb of each cell code, the colours of figures.CODE_STYLE"""
-SYMBOLS = {EMPTY: ".", WALL: "#", AGENT: "A", GOAL: "G", KEY: "K", DOOR: "D"}
-"""character of each cell code in the ansi picture"""
+from dtpe.world import pictures
+from dtpe.world.maze import layouts
+from dtpe.world.maze.picture import COLOURS, SYMBOLS
+from dtpe.world.maze.rules import N_ACTIONS, N_CODES, BatchedMaze, Layouts
 
 
 def rgb(obs: np.ndarray) -> np.ndarray:
     """(N, N) grid of codes -> (N * CELL_PIXELS, N * CELL_PIXELS, 3) uint8 image."""
-    return COLOURS[obs].repeat(CELL_PIXELS, 0).repeat(CELL_PIXELS, 1)
+    return pictures.rgb(obs, COLOURS)
 
 
 def ansi(obs: np.ndarray) -> str:
@@ -59,7 +31,7 @@ class KeyDoorMazeEnv(gym.Env):
     An N x N grid split by a wall line into two rooms joined by a locked door. The agent starts
     in the first room with the key; the goal lies in the second. Pick up the key, pass the
     door, reach the goal. Interior walls are random; every layout is solvable (BFS-checked).
-    Each `reset(seed=...)` draws a new layout from the layout family (`dtpe.world.layouts`), or
+    Each `reset(seed=...)` draws a new layout from the layout family (`dtpe.world.maze.layouts`), or
     replays a fixed `layout` given at construction.
 
     ## Action Space
@@ -124,7 +96,7 @@ class KeyDoorMazeEnv(gym.Env):
     @property
     def pos(self) -> np.ndarray:
         """(1, 2) the agent's (row, col)"""
-        return self.maze.pos
+        return self.maze.state.pos
 
     def step(self, action):
         obs, reward, terminated, truncated = self.maze.step(np.array([int(action)]))
@@ -133,7 +105,7 @@ class KeyDoorMazeEnv(gym.Env):
             float(reward[0]),
             bool(terminated[0]),
             bool(truncated[0]),
-            {"has_key": bool(self.maze.has_key[0])},
+            {"has_key": bool(self.maze.state.has_key[0])},
         )
 
     def render(self):
@@ -144,37 +116,4 @@ class KeyDoorMazeEnv(gym.Env):
         return None
 
 
-class GymVectorBatch:
-    """A Gymnasium vector env of KeyDoorMaze-v0 envs as one batch of episodes, stepped as
-    BatchedMaze steps its mazes (the BatchedEnv of steps/rollout.py): done, success and t (B,)
-    per episode, and once an episode has ended its actions are ignored and its reward is 0. A
-    vector env resets a finished env by itself (autoreset, on the next step in Gymnasium's
-    default mode) and plays on; whatever the mode, what it plays after an episode's end belongs
-    to no episode here. Other worlds' vector envs play through it too
-    (world/doorkey/minigrid_env.py)."""
-
-    def __init__(self, vector_env: gym.vector.VectorEnv, seeds: list[int] | None = None):
-        self.vector_env, self.seeds = vector_env, seeds
-
-    def reset(self) -> np.ndarray:
-        """Starts every episode, each env with its own of `seeds` if given (the same episodes
-        at every reset)."""
-        obs, _ = self.vector_env.reset(seed=self.seeds)
-        b = self.vector_env.num_envs
-        self.t = np.zeros(b, dtype=np.int64)
-        self.success = np.zeros(b, dtype=bool)
-        self.done = np.zeros(b, dtype=bool)
-        return obs
-
-    def step(self, actions: np.ndarray):
-        """Returns (obs, reward, terminated, truncated), each over all B episodes."""
-        active = ~self.done
-        obs, reward, terminated, truncated, _ = self.vector_env.step(np.asarray(actions))
-        terminated, truncated = active & terminated, active & truncated
-        self.t += active
-        self.success |= terminated
-        self.done |= terminated | truncated
-        return obs, np.where(active, reward, 0.0), terminated, truncated
-
-
-gym.register(id="KeyDoorMaze-v0", entry_point="dtpe.world.env:KeyDoorMazeEnv")
+gym.register(id="KeyDoorMaze-v0", entry_point="dtpe.world.maze.env:KeyDoorMazeEnv")

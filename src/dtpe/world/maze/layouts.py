@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from dtpe.world import grids
-from dtpe.world.maze import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, Layouts
-from dtpe.world.planner import UNREACHABLE, CostToGo
+from dtpe.world.maze.planner import cost_to_go
+from dtpe.world.maze.rules import AGENT, DOOR, EMPTY, GOAL, KEY, WALL, Layouts, State
+from dtpe.world.search import UNREACHABLE
 
 # Each room needs two columns so that agent and key both fit beside a cleared door neighbour.
 MIN_SIZE = 5
@@ -63,25 +64,23 @@ def generate(
     size = check_size(size)
     if count < 0:
         raise ValueError(f"layout count must be >= 0, got {count}")
-    kept, seen = [], set(exclude)
-    while len(kept) < count:
-        grids = _candidates(size, max(64, 2 * (count - len(kept))), rng, wall_density)
-        start = np.stack(np.divmod((grids.reshape(len(grids), -1) == AGENT).argmax(1), size), 1)
-        grids[grids == AGENT] = EMPTY
-        batch = Layouts(grids, start, np.arange(len(grids)))
-        steps = CostToGo(batch).steps(
-            start, np.zeros(len(grids), dtype=bool), np.arange(len(grids))
-        )
-        for i in np.flatnonzero(steps < UNREACHABLE):
-            code = fingerprint(grids[i], start[i])
-            if code not in seen and len(kept) < count:
-                seen.add(code)
-                kept.append((grids[i], start[i]))
-    grid = np.stack([g for g, _ in kept]) if kept else np.zeros((0, size, size), np.uint8)
-    start = np.stack([s for _, s in kept]) if kept else np.zeros((0, 2), np.int64)
-    return Layouts(grid, start.astype(np.int64), np.arange(count, dtype=np.int64))
+
+    def solvable(n: int) -> Layouts:
+        drawn = _candidates(size, n, rng, wall_density)
+        start = np.stack(np.divmod((drawn.reshape(n, -1) == AGENT).argmax(1), size), 1)
+        drawn[drawn == AGENT] = EMPTY
+        batch = Layouts(drawn, start, np.arange(n))
+        steps = cost_to_go(batch).steps(State(start, np.zeros(n, dtype=bool)), np.arange(n))
+        return batch.subset(np.flatnonzero(steps < UNREACHABLE))
+
+    parts = grids.draw_distinct(solvable, count, fingerprints, exclude)
+    if not parts:
+        empty = np.zeros(0, np.int64)
+        return Layouts(np.zeros((0, size, size), np.uint8), np.zeros((0, 2), np.int64), empty)
+    kept = Layouts.join(parts)
+    return Layouts(kept.grid, kept.start.astype(np.int64), np.arange(count, dtype=np.int64))
 
 
-def fingerprint(grid: np.ndarray, start: np.ndarray) -> bytes:
-    """Identity of a layout: its grid and start cell, as bytes."""
-    return grid.astype(np.uint8).tobytes() + np.asarray(start, dtype=np.int64).tobytes()
+def fingerprints(layouts: Layouts) -> list[bytes]:
+    """Identity of each layout: its grid and start cell, as bytes."""
+    return grids.fingerprints(layouts, ("grid", "start"))

@@ -1,6 +1,5 @@
-"""The rules of the Key-Door world, once, for every front end (the Gymnasium env, data
-generation, evaluation, the planner), and the batched stepper that applies them to B mazes
-of one size in single numpy calls.
+"""The rules of the Key-Door maze, once, for every front end (the Gymnasium env, data
+generation, evaluation, the planner), batched over B mazes of one size in single numpy calls.
 
 A maze is a static layout (walls, door, key, goal; no agent) plus a state (agent cell,
 holds-key flag). The observation renders the state into the layout: the key leaves the grid
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dtpe.world.grids import locate
+from dtpe.world import grids
 from dtpe.world.lockstep import Lockstep
 from dtpe.world.vocabulary import Vocabulary
 
@@ -31,26 +30,28 @@ VOCABULARY = Vocabulary(
 
 
 @dataclass
-class Layouts:
+class Layouts(grids.Layouts):
     """B layouts of one size. grid (B, N, N) uint8 holds walls, door, key and goal;
-    start, key and goal are (B, 2) int64 (row, col); ids (B,) int64."""
+    start and goal are (B, 2) int64 (row, col); ids (B,) int64."""
 
     grid: np.ndarray
     start: np.ndarray
     ids: np.ndarray
 
     def __post_init__(self):
-        self.goal = locate(self.grid, GOAL)
+        self.goal = grids.locate(self.grid, GOAL)
 
-    def __len__(self) -> int:
-        return len(self.grid)
 
-    @property
-    def size(self) -> int:
-        return self.grid.shape[1]
+@dataclass
+class State:
+    """B states: pos (B, 2) int64 (row, col); has_key (B,) bool."""
 
-    def subset(self, index) -> "Layouts":
-        return Layouts(self.grid[index], self.start[index], self.ids[index])
+    pos: np.ndarray
+    has_key: np.ndarray
+
+
+def initial_state(layouts: Layouts) -> State:
+    return State(layouts.start.copy(), np.zeros(len(layouts), dtype=bool))
 
 
 def transition(grid, pos, has_key, action, layout_index=None):
@@ -72,6 +73,12 @@ def transition(grid, pos, has_key, action, layout_index=None):
     return pos, has_key | (cell == KEY), cell == GOAL
 
 
+def step(layouts: Layouts, state: State, action, layout_index=None) -> tuple[State, np.ndarray]:
+    """`transition` on states: returns (state, at_goal)."""
+    pos, has_key, at_goal = transition(layouts.grid, state.pos, state.has_key, action, layout_index)
+    return State(pos, has_key), at_goal
+
+
 def render(grid, pos, has_key) -> np.ndarray:
     """Observations (B, N, N) uint8: the layout, without the key once held, with the agent."""
     obs = grid.copy()
@@ -83,19 +90,13 @@ def render(grid, pos, has_key) -> np.ndarray:
     return obs
 
 
+def observe(layouts: Layouts, state: State) -> np.ndarray:
+    return render(layouts.grid, state.pos, state.has_key)
+
+
 class BatchedMaze(Lockstep):
-    """B mazes of one size stepped in lockstep (world/lockstep.py's rules of an episode). The
-    state: each agent's cell and whether it holds the key."""
+    """B mazes of one size stepped in lockstep (world/lockstep.py's rules of an episode)."""
 
-    def start_state(self) -> None:
-        self.pos = self.layouts.start.copy()
-        self.has_key = np.zeros(len(self.layouts), dtype=bool)
-
-    def move(self, actions: np.ndarray, active: np.ndarray) -> np.ndarray:
-        pos, has_key, at_goal = transition(self.layouts.grid, self.pos, self.has_key, actions)
-        self.pos = np.where(active[:, None], pos, self.pos)
-        self.has_key = np.where(active, has_key, self.has_key)
-        return at_goal
-
-    def observe(self) -> np.ndarray:
-        return render(self.layouts.grid, self.pos, self.has_key)
+    initial_state = staticmethod(initial_state)
+    transition = staticmethod(step)
+    render = staticmethod(observe)
