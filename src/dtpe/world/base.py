@@ -24,8 +24,6 @@ from dtpe.world.vocabulary import Vocabulary
 class Words:
     """How the report and the explorer name a world's things."""
 
-    title: str
-    """the world, as a sentence names it ("the Key-Door maze")"""
     layouts: str
     """its layouts, plural ("mazes")"""
     milestone: tuple[str, str] | None

@@ -1,5 +1,5 @@
 """What a model takes from a world: the codes its grids hold and the actions it can take. Each
-world declares its own (world/maze.py's VOCABULARY); world/catalog.py finds it by name."""
+world declares its own (World.vocabulary, world/base.py); world/catalog.py finds it by name."""
 
 from __future__ import annotations
 

@@ -28,9 +28,7 @@ class Crossing(World):
     """num_crossings: wall lines across the room, each with one opening (MiniGrid's; 3 in its
     S9N3 registration)"""
     layout_arrays = ("grid", "start")
-    words = Words(
-        title="MiniGrid's SimpleCrossing", layouts="SimpleCrossing layouts", milestone=None
-    )
+    words = Words(layouts="SimpleCrossing layouts", milestone=None)
     colours = picture.COLOURS
     legend = picture.LEGEND
     planner = staticmethod(cost_to_go)

@@ -26,7 +26,6 @@ class DoorKey(World):
     chunk = 2000
     """the planner holds 24 N^2 states of each layout"""
     words = Words(
-        title="MiniGrid's DoorKey",
         layouts="DoorKey layouts",
         milestone=("holds the key", "has not got the key"),
     )

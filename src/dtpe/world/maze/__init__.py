@@ -22,7 +22,6 @@ class Maze(World):
     solvable and drawing slows to a crawl); cap_factor: the episode cap is cap_factor * N steps"""
     layout_arrays = ("grid", "start")
     words = Words(
-        title="the Key-Door maze",
         layouts="mazes",
         milestone=("holds the key", "has not got the key"),
     )
