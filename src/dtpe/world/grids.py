@@ -74,6 +74,23 @@ def draw_distinct(draw, count: int, fingerprints, exclude=frozenset(), limit=Non
     return parts
 
 
+def draw_by_seed(
+    from_seeds, count: int, rng, fingerprints, exclude, whole: bool, per_layout: int, what: str
+):
+    """What a world drawn by a generator's seeds keeps (MiniGrid's): `count` distinct layouts none
+    of which is in `exclude`, from seeds drawn by `rng` and read by `from_seeds`; with `whole`
+    False, fewer if `per_layout` * count seeds do not hold them (a suite of a small size), else a
+    ValueError naming the shortfall (`what`: the world and size)."""
+    limit = per_layout * count
+    parts = draw_distinct(
+        lambda n: from_seeds(rng.integers(0, 2**31 - 1, n)), count, fingerprints, exclude, limit
+    )
+    kept = sum(len(p) for p in parts)
+    if kept == 0 or (whole and kept < count):
+        raise ValueError(f"{what}: {kept} new distinct layouts in {limit} seeds, {count} wanted")
+    return type(parts[0]).join(parts)
+
+
 def new_distinct(codes: list[bytes], seen: set, room: int) -> list[int]:
     """Indices of the first `room` of `codes` that are neither in `seen` nor repeats; their codes
     join `seen`. A world's generator keeps drawing until its suite is full of them."""

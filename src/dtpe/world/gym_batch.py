@@ -37,3 +37,18 @@ class GymVectorBatch:
         self.success |= terminated
         self.done |= terminated | truncated
         return obs, np.where(active, reward, 0.0), terminated, truncated
+
+
+def seeded(make, seeds: np.ndarray, expected: np.ndarray, env: str, hint: str) -> GymVectorBatch:
+    """One env from `make()` per seed, reset with its seed, as one batch of episodes (a MiniGrid
+    world's evaluation). Raises ValueError, naming the seeds, where the first observations are
+    not `expected` (B, N, N): layouts a seed of `env` does not draw, `hint` the likely cause."""
+    batch = GymVectorBatch(
+        gym.vector.SyncVectorEnv([make for _ in range(len(seeds))]), [int(s) for s in seeds]
+    )
+    wrong = np.flatnonzero((batch.reset() != expected).reshape(len(seeds), -1).any(1))
+    if len(wrong):
+        raise ValueError(
+            f"{env} draws other layouts than these for seeds {seeds[wrong[:5]].tolist()}: {hint}"
+        )
+    return batch

@@ -17,6 +17,20 @@ UNREACHABLE = np.iinfo(np.int32).max - 1
 still fits)"""
 
 
+def successors(transition, layouts, every, layout, index, n_actions: int) -> np.ndarray:
+    """(actions, S) int32: the number of the state each action leads to from each of `every`
+    (S states of `layouts`, state s of layout `layout[s]`), by the world's own `transition` and
+    state numbering `index`."""
+    return np.stack(
+        [
+            index(transition(layouts, every, np.full(len(layout), a), layout)[0], layout).astype(
+                np.int32
+            )
+            for a in range(n_actions)
+        ]
+    )
+
+
 class CostToGo:
     """Optimal steps to the goal from every state. `successors` (actions, S): the state each
     action leads to (int32 where S allows: each sweep gathers from it); `goal` (S,) bool; `index`

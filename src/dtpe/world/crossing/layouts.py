@@ -71,18 +71,13 @@ def draw(
     """`count` distinct layouts of side `size` none of which is in `exclude`, from seeds drawn by
     `rng`; with `whole` False, fewer if DRAWS_PER_LAYOUT * count seeds do not hold them (a suite
     of a small size), else a ValueError naming the shortfall."""
-    limit = DRAWS_PER_LAYOUT * count
-    parts = grids.draw_distinct(
-        lambda n: from_seeds(size, rng.integers(0, 2**31 - 1, n), num_crossings),
+    return grids.draw_by_seed(
+        lambda seeds: from_seeds(size, seeds, num_crossings),
         count,
+        rng,
         fingerprints,
         exclude,
-        limit,
+        whole,
+        DRAWS_PER_LAYOUT,
+        f"SimpleCrossing {size}x{size}",
     )
-    kept = sum(len(p) for p in parts)
-    if kept == 0 or (whole and kept < count):
-        raise ValueError(
-            f"SimpleCrossing {size}x{size}: {kept} new distinct layouts in {limit} seeds, "
-            f"{count} wanted"
-        )
-    return Layouts.join(parts)

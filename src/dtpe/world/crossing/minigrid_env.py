@@ -24,7 +24,7 @@ from dtpe.world.crossing.rules import (
     initial_state,
     render,
 )
-from dtpe.world.gym_batch import GymVectorBatch
+from dtpe.world.gym_batch import GymVectorBatch, seeded
 
 
 class FullyObservedCrossing(CrossingEnv):
@@ -73,24 +73,14 @@ def vector_env(
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size
-    envs = gym.vector.SyncVectorEnv(
-        [
-            lambda: ProjectView(
-                FullyObservedCrossing(size=size, num_crossings=num_crossings, obstacle_type=Wall),
-                step_reward,
-                goal_reward,
-            )
-            for _ in range(len(layouts))
-        ]
+    return seeded(
+        lambda: ProjectView(
+            FullyObservedCrossing(size=size, num_crossings=num_crossings, obstacle_type=Wall),
+            step_reward,
+            goal_reward,
+        ),
+        layouts.seeds,
+        render(layouts, initial_state(layouts)),
+        f"MiniGrid's CrossingEnv({size}, {num_crossings} crossings)",
+        "were they made with another num_crossings or minigrid version?",
     )
-    batch = GymVectorBatch(envs, seeds=[int(s) for s in layouts.seeds])
-    drawn = batch.reset()
-    expected = render(layouts, initial_state(layouts))
-    wrong = np.flatnonzero((drawn != expected).reshape(len(layouts), -1).any(1))
-    if len(wrong):
-        raise ValueError(
-            f"MiniGrid's CrossingEnv({size}, {num_crossings} crossings) draws other layouts than "
-            f"these for seeds {layouts.seeds[wrong[:5]].tolist()}: were they made with another "
-            "num_crossings or minigrid version?"
-        )
-    return batch

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from dtpe.world.crossing.rules import N_ACTIONS, Layouts, State, transition
-from dtpe.world.search import CostToGo
+from dtpe.world.search import CostToGo, successors
 
 _HEADINGS = 4
 
@@ -23,13 +23,5 @@ def cost_to_go(layouts: Layouts) -> CostToGo:
 
     layout, heading, row, col = np.unravel_index(np.arange(np.prod(shape)), shape)
     every = State(np.stack([row, col], 1), heading)
-    successors = np.stack(
-        [
-            index(transition(layouts, every, np.full(len(row), a), layout)[0], layout).astype(
-                np.int32
-            )
-            for a in range(N_ACTIONS)
-        ]
-    )
     goal = (row == layouts.goal[layout, 0]) & (col == layouts.goal[layout, 1])
-    return CostToGo(successors, goal, index)
+    return CostToGo(successors(transition, layouts, every, layout, index, N_ACTIONS), goal, index)

@@ -88,17 +88,13 @@ def draw(size, count: int, rng: np.random.Generator, exclude=frozenset(), whole=
     """`count` distinct layouts of side `size` none of which is in `exclude`, from seeds drawn by
     `rng`; with `whole` False, fewer if DRAWS_PER_LAYOUT * count seeds do not hold them (a suite
     of a small size), else a ValueError naming the shortfall."""
-    limit = DRAWS_PER_LAYOUT * count
-    parts = grids.draw_distinct(
-        lambda n: from_seeds(size, rng.integers(0, 2**31 - 1, n)),
+    return grids.draw_by_seed(
+        lambda seeds: from_seeds(size, seeds),
         count,
+        rng,
         fingerprints,
         exclude,
-        limit,
+        whole,
+        DRAWS_PER_LAYOUT,
+        f"DoorKey {size}x{size}",
     )
-    kept = sum(len(p) for p in parts)
-    if kept == 0 or (whole and kept < count):
-        raise ValueError(
-            f"DoorKey {size}x{size}: {kept} new distinct layouts in {limit} seeds, {count} wanted"
-        )
-    return Layouts.join(parts)

@@ -26,7 +26,7 @@ from dtpe.world.doorkey.rules import (
     initial_state,
     render,
 )
-from dtpe.world.gym_batch import GymVectorBatch
+from dtpe.world.gym_batch import GymVectorBatch, seeded
 
 
 class FullyObservedDoorKey(DoorKeyEnv):
@@ -85,19 +85,10 @@ def vector_env(layouts: Layouts, step_reward: float, goal_reward: float) -> GymV
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size
-    envs = gym.vector.SyncVectorEnv(
-        [
-            lambda: ProjectView(FullyObservedDoorKey(size=size), step_reward, goal_reward)
-            for _ in range(len(layouts))
-        ]
+    return seeded(
+        lambda: ProjectView(FullyObservedDoorKey(size=size), step_reward, goal_reward),
+        layouts.seeds,
+        render(layouts, initial_state(layouts)),
+        f"MiniGrid's DoorKeyEnv({size})",
+        "were they made by another minigrid version?",
     )
-    batch = GymVectorBatch(envs, seeds=[int(s) for s in layouts.seeds])
-    drawn = batch.reset()
-    expected = render(layouts, initial_state(layouts))
-    wrong = np.flatnonzero((drawn != expected).reshape(len(layouts), -1).any(1))
-    if len(wrong):
-        raise ValueError(
-            f"MiniGrid's DoorKeyEnv({size}) draws other layouts than these for seeds "
-            f"{layouts.seeds[wrong[:5]].tolist()}: were they made by another minigrid version?"
-        )
-    return batch

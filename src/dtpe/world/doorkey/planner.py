@@ -15,7 +15,7 @@ from dtpe.world.doorkey.rules import (
     initial_state,
     transition,
 )
-from dtpe.world.search import UNREACHABLE, CostToGo
+from dtpe.world.search import UNREACHABLE, CostToGo, successors
 
 _DOORS, _CARRYING, _HEADINGS = 3, 2, 4
 
@@ -42,16 +42,8 @@ def cost_to_go(layouts: Layouts) -> CostToGo:
 
     layout, door, carrying, heading, row, col = np.unravel_index(np.arange(np.prod(shape)), shape)
     every = State(np.stack([row, col], 1), heading, carrying.astype(bool), door + DOOR_LOCKED)
-    successors = np.stack(
-        [
-            index(transition(layouts, every, np.full(len(row), a), layout)[0], layout).astype(
-                np.int32
-            )
-            for a in range(N_ACTIONS)
-        ]
-    )
     goal = (row == layouts.goal[layout, 0]) & (col == layouts.goal[layout, 1])
-    return CostToGo(successors, goal, index)
+    return CostToGo(successors(transition, layouts, every, layout, index, N_ACTIONS), goal, index)
 
 
 def plan(layouts: Layouts) -> list[np.ndarray]:
