@@ -4,7 +4,7 @@ step takes, each against a peer measured in this run on this machine.
 1. Agent-steps per second on 8x8 layouts with random actions (only `step` timed; layouts drawn
    and episodes reset outside the clock; only episodes still running are counted):
    - the evaluation's env: MiniGrid's DoorKey, B envs in Gymnasium's SyncVectorEnv seen through
-     ProjectView (world/doorkey/minigrid_env.py), played as the rollout plays it;
+     DoorKeyView (world/doorkey/minigrid_env.py), played as the rollout plays it;
    - its peer, MiniGrid's own single env `MiniGrid-DoorKey-8x8-v0`, one action at a time (the
      faster of `gym.make`'s wrappers and the bare env);
    - data generation's stepper, BatchedDoorKey (this world's numpy rules), and its peer, the

@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from dtpe import cli
+from dtpe import cli, params
 from dtpe.world import catalog
 
 
@@ -194,3 +194,23 @@ def test_encoding_not_in_study_and_missing_model(tmp_path, tiny_raw_params, caps
     assert evaluate("rope") == 1
     assert "config.json is missing" in capsys.readouterr().err
     assert not any((tmp_path / f"{flag}.csv").exists() for flag in outs)
+
+
+def test_evaluate_with_no_other_context_says_so(tmp_path, tiny_raw_params, tiny_data, capsys):
+    import torch
+
+    from dtpe.model import checkpoint
+    from dtpe.model.transformer import DecisionTransformer
+
+    tiny_raw_params["evaluate"]["contexts"] = [tiny_raw_params["model"]["context"]]
+    path = write(tmp_path, tiny_raw_params)
+    torch.manual_seed(0)
+    model = DecisionTransformer(params.check(tiny_raw_params).model_config("rope")).eval()
+    checkpoint.save(model, tmp_path / "m")
+    args = ["evaluate", "--params", str(path), "--variant", "rope", "--seed", "1"]
+    args += ["--data", str(tiny_data), "--model", str(tmp_path / "m")]
+    for part in ("test", "grid", "context"):
+        args += [f"--out-{part}", str(tmp_path / f"{part}.csv")]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "no other context played" in out and "Empty DataFrame" not in out

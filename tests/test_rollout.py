@@ -22,7 +22,7 @@ def gym_batch(lay, env) -> GymVectorBatch:
             [
                 functools.partial(
                     gym.make,
-                    "KeyDoorMaze-v0",
+                    "dtpe.world.maze.env:KeyDoorMaze-v0",  # imports the module that registers it
                     size=lay.size,
                     cap_factor=env.options["cap_factor"],
                     step_reward=env.step_reward,

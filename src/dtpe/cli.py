@@ -130,7 +130,12 @@ def cmd_evaluate(args, params):
         f"evaluate {args.variant} seed {args.seed}: {n}x{n} test split "
         f"{test.success.mean():.1%}; success by grid size\n"
         f"{grid.groupby('grid_size').success.mean().round(3).to_string()}\n"
-        f"by context, scaling x grid size\n{summary.round(2)}"
+        + (
+            f"by context, scaling x grid size\n{summary.round(2)}"
+            if len(summary)
+            else "no other context played (evaluate.contexts holds only the training one, "
+            "or this variant's k encoding indexes none of them)"
+        )
     )
 
 

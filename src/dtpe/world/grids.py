@@ -33,6 +33,17 @@ class Layouts:
         )
 
 
+class SeededLayouts(Layouts):
+    """Layouts a MiniGrid env draws by `reset(seed)`: their `seeds` (B,) int64 name them."""
+
+    seeds: np.ndarray
+
+    @property
+    def ids(self) -> np.ndarray:
+        """each layout's id, as the evaluation's rows name it: its seed"""
+        return self.seeds
+
+
 def check_size(size, minimum: int, whose: str = "the") -> int:
     """`size` as an int; a ValueError naming the problem if it is no integer or below
     `minimum` (`whose` minimum, e.g. "DoorKey's")."""

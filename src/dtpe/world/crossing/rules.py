@@ -55,7 +55,7 @@ def check_size(size) -> int:
 
 
 @dataclass
-class Layouts(grids.Layouts):
+class Layouts(grids.SeededLayouts):
     """B layouts of one size: grid (B, N, N) uint8 of EMPTY, WALL and GOAL (no agent); start
     (B, 2) int64 (row, col); seeds (B,) int64, the `reset` seed each was drawn with."""
 
@@ -65,11 +65,6 @@ class Layouts(grids.Layouts):
 
     def __post_init__(self):
         self.goal = grids.locate(self.grid, GOAL)
-
-    @property
-    def ids(self) -> np.ndarray:
-        """each layout's id, as the evaluation's rows name it: its seed"""
-        return self.seeds
 
 
 @dataclass

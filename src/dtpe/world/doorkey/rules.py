@@ -55,7 +55,7 @@ WALKABLE = np.array([EMPTY, GOAL, DOOR_OPEN])
 
 
 @dataclass
-class Layouts(grids.Layouts):
+class Layouts(grids.SeededLayouts):
     """B DoorKey layouts of one size: grid (B, N, N) uint8 of EMPTY, WALL, GOAL, KEY and
     DOOR_LOCKED (no agent); start (B, 2) int64 (row, col); heading (B,) int64; seeds (B,) int64,
     the `reset` seed each was drawn with."""
@@ -69,11 +69,6 @@ class Layouts(grids.Layouts):
         self.key = grids.locate(self.grid, KEY)
         self.door = grids.locate(self.grid, DOOR_LOCKED)
         self.goal = grids.locate(self.grid, GOAL)
-
-    @property
-    def ids(self) -> np.ndarray:
-        """each layout's id, as the evaluation's rows name it: its seed"""
-        return self.seeds
 
 
 @dataclass
