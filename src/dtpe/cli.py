@@ -350,7 +350,7 @@ def parser() -> argparse.ArgumentParser:
     p = step("tables", cmd_tables, "the study's tables as CSV, Markdown and LaTeX")
     p.add_argument("--stats", type=Path, required=True, help="folder the stats step wrote")
     p.add_argument("--out", type=Path, required=True, help="folder for the tables")
-    p = step("figures", cmd_figures, "Figures 1-5 as PNG and PDF")
+    p = step("figures", cmd_figures, "Figures 1-7 as PNG and PDF")
     p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
     p.add_argument("--out", type=Path, required=True, help="folder for the figures")
