@@ -125,17 +125,17 @@ def cmd_evaluate(args, params):
             rows.to_csv(tmp, index=False)
     played = context[context.applicable.astype(bool)]
     summary = played.groupby(["context", "rope_scaling", "grid_size"]).success.mean().unstack()
+    by_context = (
+        f"by context, scaling x grid size\n{summary.round(2)}"
+        if len(summary)
+        else "no other context played (evaluate.contexts holds only the training one, "
+        "or this variant's k encoding indexes none of them)"
+    )
     n = params.data.train_size
     print(
         f"evaluate {args.variant} seed {args.seed}: {n}x{n} test split "
         f"{test.success.mean():.1%}; success by grid size\n"
-        f"{grid.groupby('grid_size').success.mean().round(3).to_string()}\n"
-        + (
-            f"by context, scaling x grid size\n{summary.round(2)}"
-            if len(summary)
-            else "no other context played (evaluate.contexts holds only the training one, "
-            "or this variant's k encoding indexes none of them)"
-        )
+        f"{grid.groupby('grid_size').success.mean().round(3).to_string()}\n{by_context}"
     )
 
 

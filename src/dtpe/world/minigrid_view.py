@@ -23,13 +23,17 @@ def fully_observed(env_class: type) -> type:
 class ProjectView(gym.Wrapper):
     """A MiniGrid env with its world's observation (the full (N, N) grid of codes), actions and
     rewards (`step_reward` every step, plus `goal_reward` on the goal: world/doorkey/stepper.py
-    says why not MiniGrid's). A world's view says how its grid is read once after `reset`
-    (`still`: the cells that no step changes) and what each step writes into a copy of it
-    (`draw`: the agent, and whatever else moves)."""
+    says why not MiniGrid's). The grid is read once after `reset` (`still`: the cells no step
+    changes) and each step a world's view writes what moves into a copy of it (`draw`: the
+    agent, and in DoorKey the key and the door)."""
 
     n_codes: ClassVar[int]
+    empty: ClassVar[int]
+    """the world's code of an empty cell, what the agent's start reads as"""
     minigrid_actions: ClassVar[np.ndarray]
     """MiniGrid's number of each of the world's actions"""
+    observe: ClassVar
+    """a reset env -> its full grid (N, N) in the world's codes"""
 
     def __init__(self, env: gym.Env, step_reward: float, goal_reward: float):
         super().__init__(env)
@@ -39,8 +43,11 @@ class ProjectView(gym.Wrapper):
         self.step_reward, self.goal_reward = step_reward, goal_reward
 
     def still(self) -> np.ndarray:
-        """The grid (N, N) of the reset env without what moves."""
-        raise NotImplementedError
+        """The grid (N, N) of the reset env without the agent."""
+        grid = type(self).observe(self.env)
+        x, y = self.env.unwrapped.agent_pos
+        grid[y, x] = self.empty
+        return grid
 
     def draw(self, obs: np.ndarray) -> None:
         """Writes what moves, as the env has it now, into `obs` (the still grid's copy)."""

@@ -29,14 +29,8 @@ FullyObservedCrossing = fully_observed(CrossingEnv)
 class CrossingView(ProjectView):
     """SimpleCrossing through this world's codes and its actions (left, right, forward)."""
 
-    n_codes, minigrid_actions = N_CODES, MINIGRID_ACTIONS
-
-    def still(self) -> np.ndarray:
-        # Only the agent moves: `draw` writes it.
-        grid = observe(self.env)
-        x, y = self.env.unwrapped.agent_pos
-        grid[y, x] = EMPTY
-        return grid
+    n_codes, empty, minigrid_actions = N_CODES, EMPTY, MINIGRID_ACTIONS
+    observe = staticmethod(observe)
 
     def draw(self, obs: np.ndarray) -> None:
         env = self.env.unwrapped

@@ -32,14 +32,12 @@ FullyObservedDoorKey = fully_observed(DoorKeyEnv)
 class DoorKeyView(ProjectView):
     """DoorKey through this world's codes and its actions (left, right, forward, pickup, toggle)."""
 
-    n_codes, minigrid_actions = N_CODES, MINIGRID_ACTIONS
+    n_codes, empty, minigrid_actions = N_CODES, EMPTY, MINIGRID_ACTIONS
+    observe = staticmethod(observe)
 
     def still(self) -> np.ndarray:
-        # Only the agent, the key and the door change after reset: `draw` writes those three
-        # from the env's own state.
-        grid = observe(self.env)
-        x, y = self.env.unwrapped.agent_pos
-        grid[y, x] = EMPTY
+        # The key and the door change too: `draw` writes them from the env's own state.
+        grid = super().still()
         self.door = tuple(np.argwhere(grid == DOOR_LOCKED)[0])  # (row, col)
         self.key = tuple(np.argwhere(grid == KEY)[0])
         return grid
