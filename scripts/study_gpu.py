@@ -59,9 +59,9 @@ first stopped: finished steps in --work are kept, and a stopped training resumes
 epoch (`dtpe train`'s own resume).
 
 What travels there is the checkout's tracked and untracked-not-ignored files, at most 64 MiB:
-`dvc-store/` (the DVC remote, ~255 MB) and `runs/` (the committed runs' results, ~105 MB on
-2026-11-26, growing with every run; this command reads none of it) are tracked, so before the
-call untrack and ignore both (`git rm -r -q --cached dvc-store runs && printf
+`dvc-store/` (the DVC remote) and `runs/` (the committed runs' results; this command reads none
+of it) are tracked, each far over that and growing with every run, so before the call untrack
+and ignore both (`git rm -r -q --cached dvc-store runs && printf
 '/dvc-store/\n/runs/\n' >> .git/info/exclude`; the tree is then ~8 MB and .whl 1 MB) and after
 it undo both (`git reset -q -- dvc-store runs` and drop the two exclude lines).
 """

@@ -44,7 +44,7 @@ class ProjectView(gym.Wrapper):
 
     def still(self) -> np.ndarray:
         """The grid (N, N) of the reset env without the agent."""
-        grid = type(self).observe(self.env)
+        grid = self.observe(self.env)
         x, y = self.env.unwrapped.agent_pos
         grid[y, x] = self.empty
         return grid
