@@ -12,7 +12,7 @@ import pytest
 from minigrid.core.world_object import Lava, Wall
 from minigrid.envs import CrossingEnv
 
-from dtpe.world import catalog
+from dtpe.world import catalog, minigrid_view
 from dtpe.world.crossing import layouts as crossing_layouts
 from dtpe.world.crossing.minigrid_env import vector_env
 from dtpe.world.crossing.planner import cost_to_go
@@ -23,6 +23,7 @@ from dtpe.world.crossing.rules import (
     MINIGRID_ACTIONS,
     N_ACTIONS,
     WALL,
+    Layouts,
     check_size,
     initial_state,
     render,
@@ -167,7 +168,9 @@ def test_draw_keeps_distinct_new_layouts_and_settles_for_fewer_where_there_are_f
     rng = np.random.default_rng(0)
     every = crossing_layouts.draw(7, 100, rng, CROSSINGS, whole=False)
     assert len(every) == 52 == len(set(crossing_layouts.fingerprints(every)))  # 7 x 7 has 52
-    with pytest.raises(ValueError, match="7x7: 0 new distinct layouts"):
+    with pytest.raises(
+        ValueError, match=r"7x7 holds \d+ distinct layouts .*: 0 new ones, 5 wanted"
+    ):
         crossing_layouts.draw(7, 5, rng, CROSSINGS, set(crossing_layouts.fingerprints(every)))
 
 
@@ -176,3 +179,18 @@ def test_observe_refuses_objects_simple_crossing_lacks():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="objects other than SimpleCrossing's"):
         crossing_layouts.observe(env)
+
+
+def test_layouts_without_a_heading_refuse_an_agent_not_facing_right():
+    """SimpleCrossing's layouts keep no heading: reading one whose agent starts facing
+    elsewhere would start the world's own episodes wrong, so it is refused, naming the seed."""
+
+    class Turned(CrossingEnv):
+        def reset(self, **kwargs):
+            out = super().reset(**kwargs)
+            self.agent_dir = 1
+            return out
+
+    env = Turned(size=9, num_crossings=CROSSINGS, obstacle_type=Wall)
+    with pytest.raises(ValueError, match="seed 4: the agent starts facing 1, not right"):
+        minigrid_view.from_seeds(env, [4], crossing_layouts.READER, Layouts)

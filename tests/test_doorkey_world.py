@@ -12,6 +12,7 @@ import pytest
 from minigrid.core.world_object import Ball
 from minigrid.envs import DoorKeyEnv
 
+from dtpe.world.doorkey import WORLD
 from dtpe.world.doorkey import layouts as doorkey_layouts
 from dtpe.world.doorkey.planner import cost_to_go, plan
 from dtpe.world.doorkey.rules import (
@@ -259,6 +260,15 @@ def test_new_distinct_leaves_out_repeats_and_excluded_layouts():
     np.testing.assert_array_equal(held_out.seeds, every.seeds[20:])
     room = lay.subset(new_distinct(codes, set(doorkey_layouts.fingerprints(train)), 5))
     np.testing.assert_array_equal(room.seeds, every.seeds[20:25])  # the first five new ones
+
+
+def test_asking_for_more_layouts_than_a_size_holds_names_the_size_and_its_count():
+    """DoorKey 5 x 5 holds 48 layouts: the data asking for 60 is told so, not handed fewer."""
+    with pytest.raises(ValueError, match="DoorKey 5x5 holds 48 distinct layouts .*60 wanted"):
+        WORLD.draw(5, 60, np.random.default_rng(0), {})
+    taken = doorkey_layouts.fingerprints(doorkey_layouts.draw(5, 20, np.random.default_rng(1)))
+    with pytest.raises(ValueError, match="holds 48 distinct layouts .*, 20 of them taken already"):
+        WORLD.draw(5, 40, np.random.default_rng(2), {}, exclude=set(taken))
 
 
 @pytest.mark.parametrize("size", [4, 0, -8, 5.0, True, "8", None])

@@ -91,14 +91,27 @@ def draw_by_seed(
     """What a world drawn by a generator's seeds keeps (MiniGrid's): `count` distinct layouts none
     of which is in `exclude`, from seeds drawn by `rng` and read by `from_seeds`; with `whole`
     False, fewer if `per_layout` * count seeds do not hold them (a suite of a small size), else a
-    ValueError naming the shortfall (`what`: the world and size)."""
-    limit = per_layout * count
+    ValueError naming the shortfall (`what`: the world and size): the distinct layouts the seeds
+    drew, which are the size's as far as they tell, and how many of them were new."""
+    limit, drawn, seeds = per_layout * count, set(), 0
+
+    def told_apart(layouts) -> list[bytes]:
+        nonlocal seeds
+        codes = fingerprints(layouts)
+        drawn.update(codes)
+        seeds += len(codes)
+        return codes
+
     parts = draw_distinct(
-        lambda n: from_seeds(rng.integers(0, 2**31 - 1, n)), count, fingerprints, exclude, limit
+        lambda n: from_seeds(rng.integers(0, 2**31 - 1, n)), count, told_apart, exclude, limit
     )
     kept = sum(len(p) for p in parts)
     if kept == 0 or (whole and kept < count):
-        raise ValueError(f"{what}: {kept} new distinct layouts in {limit} seeds, {count} wanted")
+        taken = f", {len(drawn) - kept} of them taken already" if len(drawn) > kept else ""
+        raise ValueError(
+            f"{what} holds {len(drawn)} distinct layouts as far as {seeds} seeds tell{taken}: "
+            f"{kept} new ones, {count} wanted"
+        )
     return type(parts[0]).join(parts)
 
 

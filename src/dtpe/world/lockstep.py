@@ -2,7 +2,8 @@
 world: `step_reward` every step plus `goal_reward` on the goal, truncation at `cap` steps, and
 finished episodes frozen (their actions ignored, their reward 0) until every episode is done. A
 world's stepper names its rules: a state dataclass of (B, ...) arrays, its start, one move and
-the observation (world/maze/rules.py's BatchedMaze, world/doorkey/stepper.py's BatchedDoorKey)."""
+the observation (world/maze/rules.py's BatchedMaze), or takes them from its rules module
+(`class BatchedDoorKey(Lockstep, rules=rules)`, world/doorkey/stepper.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ class Lockstep:
     """(layouts, state, actions (B,)) -> (state after, reached the goal (B,))"""
     render: ClassVar[Callable]
     """(layouts, state) -> observations (B, N, N)"""
+
+    def __init_subclass__(cls, rules=None, **kwargs):
+        """With `rules`, a module: the three are its `initial_state`, `transition` and `render`."""
+        super().__init_subclass__(**kwargs)
+        if rules is not None:
+            cls.initial_state = staticmethod(rules.initial_state)
+            cls.transition = staticmethod(rules.transition)
+            cls.render = staticmethod(rules.render)
 
     def __init__(self, layouts, cap: int, step_reward: float, goal_reward: float):
         self.layouts, self.cap = layouts, cap

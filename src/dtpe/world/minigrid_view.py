@@ -1,16 +1,109 @@
-"""What a MiniGrid world is evaluated in: MiniGrid's own env, its rules and generator untouched,
-seen through the world's ProjectView (the full grid in the world's codes, the world's actions,
-the project's rewards), one env per layout reset with the layout's seed, played as one batch of
-episodes (gym_batch.seeded). Success is MiniGrid's `terminated`, within its step limit
-(`truncated` at its `max_steps`)."""
+"""A MiniGrid env seen as a MiniGrid world sees it, once for every such world: its grid read in
+the world's codes (`GridReader`), the layouts `reset(seed)` draws (`from_seeds`, `draw`), and
+what a world is evaluated in, MiniGrid's own env, its rules and generator untouched, seen through
+the world's ProjectView (the full grid in the world's codes, the world's actions, the project's
+rewards), one env per layout reset with the layout's seed, played as one batch of episodes
+(gym_batch.seeded). Success is MiniGrid's `terminated`, within its step limit (`truncated` at
+its `max_steps`). Imports MiniGrid: a world loads it only where it reads or plays MiniGrid."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
+
+from dtpe.world import grids
+from dtpe.world.gym_batch import seeded
+from dtpe.world.minigrid_moves import agent_code
+from dtpe.world.vocabulary import Vocabulary
+
+_UNKNOWN = 255
+
+
+class GridReader:
+    """A MiniGrid env's grid in a MiniGrid world's codes. The world names its codes as MiniGrid
+    names what a cell holds: the object ("wall", "goal", "key"), then its state where it has one
+    ("door locked"); its agent's codes are world/minigrid_moves.py's (the first
+    `vocabulary.agent[0]`, then the heading, then whether it carries something). `world`: its
+    name in errors ("DoorKey")."""
+
+    def __init__(self, vocabulary: Vocabulary, world: str):
+        self.vocabulary, self.world = vocabulary, world
+        self.table = np.full((len(OBJECT_TO_IDX), len(STATE_TO_IDX)), _UNKNOWN, dtype=np.uint8)
+        """our code of each MiniGrid (object, state) pair of the world's grids"""
+        for code, name in enumerate(vocabulary.codes):
+            if code not in vocabulary.agent:
+                thing, _, state = name.partition(" ")
+                # `Grid.encode` writes state 0 ("open") for an object without state
+                self.table[OBJECT_TO_IDX[thing], STATE_TO_IDX[state or "open"]] = code
+
+    def still(self, env: gym.Env) -> np.ndarray:
+        """The grid (N, N) uint8 without the agent (on a reset env, the empty cell it starts on);
+        a ValueError where it holds objects the world has not."""
+        encoded = env.unwrapped.grid.encode()  # (x, y, [object, colour, state])
+        grid = self.table[encoded[..., 0], encoded[..., 2]].T
+        if (grid == _UNKNOWN).any():
+            raise ValueError(f"env holds objects other than {self.world}'s")
+        return grid
+
+    def agent(self, env: gym.Env) -> tuple[tuple[int, int], int]:
+        """The agent's cell (row, col) and code."""
+        env = env.unwrapped
+        x, y = env.agent_pos
+        return (y, x), agent_code(self.vocabulary.agent[0], env.agent_dir, env.carrying is not None)
+
+    def observe(self, env: gym.Env) -> np.ndarray:
+        """The full observation (N, N) uint8: the grid with the agent."""
+        grid = self.still(env)
+        cell, code = self.agent(env)
+        grid[cell] = code
+        return grid
+
+
+def from_seeds(env: gym.Env, seeds, reader: GridReader, layouts: type) -> grids.SeededLayouts:
+    """The layouts `env.reset(seed=s)` draws for each of `seeds`, as the world's `layouts` class
+    (a SeededLayouts dataclass of grid, start, seeds and heading where it has one: a world
+    without it starts its agent facing right, and a ValueError says where it does not)."""
+    seeds = np.asarray(seeds)
+    if seeds.ndim != 1 or not (np.issubdtype(seeds.dtype, np.integer) or seeds.size == 0):
+        raise ValueError(f"seeds must be a 1-d sequence of integers, got {seeds!r}")
+    if (seeds < 0).any():
+        raise ValueError(f"seeds must be non-negative (Gymnasium's rule), got {seeds.min()}")
+    size = env.unwrapped.width
+    grid = np.empty((len(seeds), size, size), dtype=np.uint8)
+    start = np.empty((len(seeds), 2), dtype=np.int64)
+    heading = np.empty(len(seeds), dtype=np.int64)
+    for i, seed in enumerate(seeds):
+        env.reset(seed=int(seed))
+        grid[i] = reader.still(env)
+        start[i] = env.unwrapped.agent_pos[::-1]
+        heading[i] = env.unwrapped.agent_dir
+    arrays = {"grid": grid, "start": start, "heading": heading, "seeds": seeds.astype(np.int64)}
+    names = [f.name for f in fields(layouts)]
+    if "heading" not in names and heading.any():
+        first = np.flatnonzero(heading)[0]
+        raise ValueError(
+            f"seed {seeds[first]}: the agent starts facing {heading[first]}, not right"
+        )
+    return layouts(**{name: arrays[name] for name in names})
+
+
+DRAWS_PER_LAYOUT = 100
+"""seeds drawn per layout wanted before a suite settles for fewer: MiniGrid's generators have few
+layouts at small sizes (DoorKey 48 at 5 x 5, SimpleCrossing 52 at 7 x 7)"""
+
+
+def draw(from_seeds, count: int, rng, fingerprints, exclude, whole: bool, what: str):
+    """`count` distinct layouts none of which is in `exclude`, from seeds drawn by `rng` and read
+    by `from_seeds` (grids.draw_by_seed, DRAWS_PER_LAYOUT seeds a layout wanted); `what`: the
+    world and size ("DoorKey 8x8")."""
+    return grids.draw_by_seed(
+        from_seeds, count, rng, fingerprints, exclude, whole, DRAWS_PER_LAYOUT, what
+    )
 
 
 def fully_observed(env_class: type) -> type:
@@ -24,34 +117,41 @@ class ProjectView(gym.Wrapper):
     """A MiniGrid env with its world's observation (the full (N, N) grid of codes), actions and
     rewards (`step_reward` every step, plus `goal_reward` on the goal: world/doorkey/stepper.py
     says why not MiniGrid's). The grid is read once after `reset` (`still`: the cells no step
-    changes) and each step a world's view writes what moves into a copy of it (`draw`: the
-    agent, and in DoorKey the key and the door)."""
+    changes) and each step `draw` writes what moves into a copy of it: the agent, and what a
+    world's view adds (DoorKey's key and door)."""
 
-    n_codes: ClassVar[int]
-    empty: ClassVar[int]
-    """the world's code of an empty cell, what the agent's start reads as"""
+    reader: ClassVar[GridReader]
+    """the world's codes of MiniGrid's objects"""
     minigrid_actions: ClassVar[np.ndarray]
     """MiniGrid's number of each of the world's actions"""
-    observe: ClassVar
-    """a reset env -> its full grid (N, N) in the world's codes"""
 
     def __init__(self, env: gym.Env, step_reward: float, goal_reward: float):
         super().__init__(env)
         n = env.unwrapped.width
-        self.observation_space = spaces.Box(0, self.n_codes - 1, (n, n), np.uint8)
+        self.observation_space = spaces.Box(0, self.reader.vocabulary.n_codes - 1, (n, n), np.uint8)
         self.action_space = spaces.Discrete(len(self.minigrid_actions))
         self.step_reward, self.goal_reward = step_reward, goal_reward
 
+    @classmethod
+    def batch(
+        cls, make, layouts, first, step_reward: float, goal_reward: float, env: str, hint: str
+    ):
+        """The `layouts` as a batch of MiniGrid episodes, one env `make()` each, seen through this
+        view and reset with the layout's seed (gym_batch.seeded): a ValueError where a seed's
+        observation is not the layout's `first` (B, N, N), the world's own, `hint` the likely
+        cause. `env`: MiniGrid's env in the message ("MiniGrid's DoorKeyEnv(8)")."""
+        return seeded(
+            lambda: cls(make(), step_reward, goal_reward), layouts.seeds, first, env, hint
+        )
+
     def still(self) -> np.ndarray:
         """The grid (N, N) of the reset env without the agent."""
-        grid = self.observe(self.env)
-        x, y = self.env.unwrapped.agent_pos
-        grid[y, x] = self.empty
-        return grid
+        return self.reader.still(self.env)
 
     def draw(self, obs: np.ndarray) -> None:
         """Writes what moves, as the env has it now, into `obs` (the still grid's copy)."""
-        raise NotImplementedError
+        cell, code = self.reader.agent(self.env)
+        obs[cell] = code
 
     def _observation(self) -> np.ndarray:
         obs = self.grid.copy()

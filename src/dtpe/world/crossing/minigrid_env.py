@@ -6,36 +6,21 @@ goal), within MiniGrid's step limit (`truncated` at max_steps = 4 N^2)."""
 
 from __future__ import annotations
 
-import numpy as np
-from minigrid.core.world_object import Wall
 from minigrid.envs import CrossingEnv
 
-from dtpe.world.crossing.layouts import observe
-from dtpe.world.crossing.rules import (
-    AGENT,
-    EMPTY,
-    MINIGRID_ACTIONS,
-    N_CODES,
-    Layouts,
-    initial_state,
-    render,
-)
-from dtpe.world.gym_batch import GymVectorBatch, seeded
+from dtpe.world.crossing.layouts import READER, make_env
+from dtpe.world.crossing.rules import MINIGRID_ACTIONS, Layouts, initial_state, render
+from dtpe.world.gym_batch import GymVectorBatch
 from dtpe.world.minigrid_view import ProjectView, fully_observed
 
 FullyObservedCrossing = fully_observed(CrossingEnv)
 
 
 class CrossingView(ProjectView):
-    """SimpleCrossing through this world's codes and its actions (left, right, forward)."""
+    """SimpleCrossing through this world's codes and its actions (left, right, forward): what
+    moves is the agent alone."""
 
-    n_codes, empty, minigrid_actions = N_CODES, EMPTY, MINIGRID_ACTIONS
-    observe = staticmethod(observe)
-
-    def draw(self, obs: np.ndarray) -> None:
-        env = self.env.unwrapped
-        x, y = env.agent_pos
-        obs[y, x] = AGENT + env.agent_dir
+    reader, minigrid_actions = READER, MINIGRID_ACTIONS
 
 
 def vector_env(
@@ -44,14 +29,12 @@ def vector_env(
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size
-    return seeded(
-        lambda: CrossingView(
-            FullyObservedCrossing(size=size, num_crossings=num_crossings, obstacle_type=Wall),
-            step_reward,
-            goal_reward,
-        ),
-        layouts.seeds,
+    return CrossingView.batch(
+        lambda: make_env(size, num_crossings, FullyObservedCrossing),
+        layouts,
         render(layouts, initial_state(layouts)),
+        step_reward,
+        goal_reward,
         f"MiniGrid's CrossingEnv({size}, {num_crossings} crossings)",
         "were they made with another num_crossings or minigrid version?",
     )

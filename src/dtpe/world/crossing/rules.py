@@ -6,7 +6,7 @@ A layout is what `reset` draws: the border and `num_crossings` wall lines across
 with one opening, the goal in the bottom-right corner (N-2, N-2); the agent starts in the
 top-left corner (1, 1) facing right. A state is (cell, heading): nothing else ever changes.
 
-Cells are (row, col), MiniGrid's (y, x). Headings are MiniGrid's: 0 right, 1 down, 2 left, 3 up.
+The agent moves as in every MiniGrid world (world/minigrid_moves.py).
 """
 
 from __future__ import annotations
@@ -15,20 +15,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dtpe.world import grids
+from dtpe.world import grids, minigrid_moves
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, GOAL = range(3)
 AGENT = 3
 """the agent's cell holds AGENT + heading (codes 3..6); it stands only on empty cells or the goal"""
 N_CODES = 7
-HEADING_NAMES = ("right", "down", "left", "up")
-CODE_NAMES = ("empty", "wall", "goal", *(f"agent {h}" for h in HEADING_NAMES))
-HEADINGS = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int64)
-"""(row, col) step of each heading (MiniGrid's DIR_TO_VEC as (y, x))"""
+CODE_NAMES = ("empty", "wall", "goal", *minigrid_moves.agent_names())
+"""MiniGrid's names of its objects (world/minigrid_view.py reads them by name)"""
 
-LEFT, RIGHT, FORWARD = range(3)
-ACTION_NAMES = ("left", "right", "forward")
+ACTION_NAMES = minigrid_moves.MOVES
 N_ACTIONS = len(ACTION_NAMES)
 MINIGRID_ACTIONS = np.array([0, 1, 2], dtype=np.int64)
 """MiniGrid's number of each of our actions. Pickup, drop, toggle and done are left out: in
@@ -67,12 +64,8 @@ class Layouts(grids.SeededLayouts):
         self.goal = grids.locate(self.grid, GOAL)
 
 
-@dataclass
-class State:
-    """B states: pos (B, 2) int64 (row, col); heading (B,) int64."""
-
-    pos: np.ndarray
-    heading: np.ndarray
+State = minigrid_moves.Agent
+"""B states: the agent's cell and heading, all that changes"""
 
 
 def initial_state(layouts: Layouts) -> State:
@@ -83,23 +76,16 @@ def initial_state(layouts: Layouts) -> State:
 def transition(
     layouts: Layouts, state: State, action, layout_index=None
 ) -> tuple[State, np.ndarray]:
-    """One step of each of B states under our `action` (B,) (0..2): returns (state, at_goal).
-    `layout_index` (B,) selects each state's layout when many states share few layouts (the
-    planner), instead of repeating the layouts."""
-    which = np.arange(len(state.pos)) if layout_index is None else layout_index
-    action = np.asarray(action)
-    # Clipped only for the planner's states on border walls, which no episode reaches.
-    front = np.clip(state.pos + HEADINGS[state.heading], 0, layouts.size - 1)
-    ahead = layouts.grid[which, front[:, 0], front[:, 1]]
-    turn = np.select([action == LEFT, action == RIGHT], [-1, 1], 0)
-    heading = (state.heading + turn) % 4
-    moves = (action == FORWARD) & np.isin(ahead, WALKABLE)
-    pos = np.where(moves[:, None], front, state.pos)
+    """One step of each of B states under our `action` (B,) (0..2): returns (state, at_goal),
+    the state each of `layout_index`'s layouts if given (minigrid_moves.in_front)."""
+    which, front, ahead = minigrid_moves.in_front(layouts, state, layout_index)
+    pos, heading = minigrid_moves.turn_or_forward(state, action, front, ahead, WALKABLE)
     return State(pos, heading), (pos == layouts.goal[which]).all(1)
 
 
 def render(layouts: Layouts, state: State) -> np.ndarray:
     """Full observations (B, N, N) uint8: the layout with the agent's code on its cell."""
     obs = layouts.grid.copy()
-    obs[np.arange(len(obs)), state.pos[:, 0], state.pos[:, 1]] = AGENT + state.heading
+    agent = minigrid_moves.agent_code(AGENT, state.heading)
+    obs[np.arange(len(obs)), state.pos[:, 0], state.pos[:, 1]] = agent
     return obs

@@ -7,21 +7,15 @@ MiniGrid's (`max_steps`)."""
 
 from __future__ import annotations
 
-from dtpe.world.crossing.rules import initial_state, render, transition
+from dtpe.world.crossing import rules
 from dtpe.world.lockstep import Lockstep
-
-STEPS_PER_CELL = 4
-"""MiniGrid CrossingEnv's step limit is 4 N^2 (`max_steps = 4 * size**2`)"""
 
 
 def max_steps(size: int) -> int:
-    return STEPS_PER_CELL * size * size
+    """MiniGrid CrossingEnv's step limit: `max_steps = 4 * size**2`"""
+    return 4 * size * size
 
 
-class BatchedCrossing(Lockstep):
-    """B SimpleCrossing episodes of one size stepped in lockstep (world/lockstep.py's rules of an
-    episode). The state: rules.State."""
-
-    initial_state = staticmethod(initial_state)
-    transition = staticmethod(transition)
-    render = staticmethod(render)
+class BatchedCrossing(Lockstep, rules=rules):
+    """B SimpleCrossing episodes of one size stepped in lockstep (world/lockstep.py's rules of
+    an episode). The state: rules.State."""

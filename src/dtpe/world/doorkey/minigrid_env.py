@@ -9,21 +9,19 @@ from __future__ import annotations
 import numpy as np
 from minigrid.envs import DoorKeyEnv
 
-from dtpe.world.doorkey.layouts import observe
+from dtpe.world.doorkey.layouts import READER
 from dtpe.world.doorkey.rules import (
-    AGENT,
     DOOR_CLOSED,
     DOOR_LOCKED,
     DOOR_OPEN,
     EMPTY,
     KEY,
     MINIGRID_ACTIONS,
-    N_CODES,
     Layouts,
     initial_state,
     render,
 )
-from dtpe.world.gym_batch import GymVectorBatch, seeded
+from dtpe.world.gym_batch import GymVectorBatch
 from dtpe.world.minigrid_view import ProjectView, fully_observed
 
 FullyObservedDoorKey = fully_observed(DoorKeyEnv)
@@ -32,8 +30,7 @@ FullyObservedDoorKey = fully_observed(DoorKeyEnv)
 class DoorKeyView(ProjectView):
     """DoorKey through this world's codes and its actions (left, right, forward, pickup, toggle)."""
 
-    n_codes, empty, minigrid_actions = N_CODES, EMPTY, MINIGRID_ACTIONS
-    observe = staticmethod(observe)
+    reader, minigrid_actions = READER, MINIGRID_ACTIONS
 
     def still(self) -> np.ndarray:
         # The key and the door change too: `draw` writes them from the env's own state.
@@ -44,25 +41,25 @@ class DoorKeyView(ProjectView):
 
     def draw(self, obs: np.ndarray) -> None:
         env = self.env.unwrapped
-        carrying = env.carrying is not None
-        if carrying:
+        if env.carrying is not None:
             obs[self.key] = EMPTY
         door = env.grid.get(self.door[1], self.door[0])
         obs[self.door] = (
             DOOR_OPEN if door.is_open else DOOR_LOCKED if door.is_locked else DOOR_CLOSED
         )
-        x, y = env.agent_pos
-        obs[y, x] = AGENT + env.agent_dir + 4 * carrying
+        super().draw(obs)  # the agent
 
 
 def vector_env(layouts: Layouts, step_reward: float, goal_reward: float) -> GymVectorBatch:
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size
-    return seeded(
-        lambda: DoorKeyView(FullyObservedDoorKey(size=size), step_reward, goal_reward),
-        layouts.seeds,
+    return DoorKeyView.batch(
+        lambda: FullyObservedDoorKey(size=size),
+        layouts,
         render(layouts, initial_state(layouts)),
+        step_reward,
+        goal_reward,
         f"MiniGrid's DoorKeyEnv({size})",
         "were they made by another minigrid version?",
     )

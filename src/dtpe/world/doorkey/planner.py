@@ -1,12 +1,13 @@
-"""DoorKey's expert: world/search.py's breadth-first search over (door, carrying, heading, row,
-col) states, batched over layouts, on the successors `rules.transition` gives for every state and
-action: 24 N^2 states a layout, some never reached (on walls; carrying nothing behind an unlocked
-door), which cost nothing but memory."""
+"""DoorKey's expert: the breadth-first search over every (door, carrying, heading, row, col) of
+every layout (world/minigrid_moves.py's numbering), on the successors `rules.transition` gives:
+24 N^2 states a layout, some never reached (on walls; carrying nothing behind an unlocked door),
+which cost nothing but memory."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from dtpe.world import minigrid_moves
 from dtpe.world.doorkey.rules import (
     DOOR_LOCKED,
     N_ACTIONS,
@@ -15,35 +16,17 @@ from dtpe.world.doorkey.rules import (
     initial_state,
     transition,
 )
-from dtpe.world.search import UNREACHABLE, CostToGo, successors
+from dtpe.world.search import UNREACHABLE, CostToGo
 
-_DOORS, _CARRYING, _HEADINGS = 3, 2, 4
+FLAGS = (
+    minigrid_moves.Flag("door", 3, DOOR_LOCKED),  # locked, closed, open
+    minigrid_moves.Flag("carrying", 2, dtype=bool),
+)
 
 
 def cost_to_go(layouts: Layouts) -> CostToGo:
     """Optimal steps to the goal from every (door, carrying, heading, row, col) of every layout."""
-    b, n = len(layouts), layouts.size
-    shape = (b, _DOORS, _CARRYING, _HEADINGS, n, n)
-    if np.prod(shape) > UNREACHABLE:
-        raise ValueError(f"layouts: {b} of size {n} exceed int32 state indices; split them")
-
-    def index(state: State, layout_index: np.ndarray) -> np.ndarray:
-        return np.ravel_multi_index(
-            (
-                layout_index,
-                state.door - DOOR_LOCKED,
-                state.carrying.astype(np.int64),
-                state.heading,
-                state.pos[:, 0],
-                state.pos[:, 1],
-            ),
-            shape,
-        )
-
-    layout, door, carrying, heading, row, col = np.unravel_index(np.arange(np.prod(shape)), shape)
-    every = State(np.stack([row, col], 1), heading, carrying.astype(bool), door + DOOR_LOCKED)
-    goal = (row == layouts.goal[layout, 0]) & (col == layouts.goal[layout, 1])
-    return CostToGo(successors(transition, layouts, every, layout, index, N_ACTIONS), goal, index)
+    return minigrid_moves.cost_to_go(layouts, transition, N_ACTIONS, State, FLAGS)
 
 
 def plan(layouts: Layouts) -> list[np.ndarray]:

@@ -7,7 +7,7 @@ locked) with the agent's start cell and heading. A state is (cell, heading, carr
 key leaves the grid once picked up and never returns (drop is not an action here), so besides
 the agent only `carrying` and the door's code change.
 
-Cells are (row, col), MiniGrid's (y, x). Headings are MiniGrid's: 0 right, 1 down, 2 left, 3 up.
+The agent moves as in every MiniGrid world (world/minigrid_moves.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dtpe.world import grids
+from dtpe.world import grids, minigrid_moves
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, GOAL, KEY, DOOR_LOCKED, DOOR_CLOSED, DOOR_OPEN = range(7)
@@ -25,7 +25,6 @@ AGENT = 7
 the agent stands only on empty cells, the goal (fixed at (N-2, N-2)) or the open door (the only
 gap in the wall column; a door cannot be closed from inside it)"""
 N_CODES = 15
-HEADING_NAMES = ("right", "down", "left", "up")
 CODE_NAMES = (
     "empty",
     "wall",
@@ -34,14 +33,14 @@ CODE_NAMES = (
     "door locked",
     "door closed",
     "door open",
-    *(f"agent {h}" for h in HEADING_NAMES),
-    *(f"agent {h} with key" for h in HEADING_NAMES),
+    *minigrid_moves.agent_names(),
+    *minigrid_moves.agent_names(" with key"),
 )
-HEADINGS = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int64)
-"""(row, col) step of each heading (MiniGrid's DIR_TO_VEC as (y, x))"""
+"""MiniGrid's names of its objects and their states (world/minigrid_view.py reads them by name)"""
 
-LEFT, RIGHT, FORWARD, PICKUP, TOGGLE = range(5)
-ACTION_NAMES = ("left", "right", "forward", "pickup", "toggle")
+PICKUP, TOGGLE = 3, 4
+"""our numbers of the actions after MiniGrid's moves (minigrid_moves' LEFT, RIGHT, FORWARD)"""
+ACTION_NAMES = (*minigrid_moves.MOVES, "pickup", "toggle")
 N_ACTIONS = len(ACTION_NAMES)
 MINIGRID_ACTIONS = np.array([0, 1, 2, 3, 5], dtype=np.int64)
 """MiniGrid's number of each of our actions. MiniGrid's drop (4) and done (6) are left out of the
@@ -72,12 +71,10 @@ class Layouts(grids.SeededLayouts):
 
 
 @dataclass
-class State:
+class State(minigrid_moves.Agent):
     """B states: pos (B, 2) int64 (row, col); heading (B,) int64; carrying (B,) bool; door (B,)
     int64, one of DOOR_LOCKED, DOOR_CLOSED, DOOR_OPEN."""
 
-    pos: np.ndarray
-    heading: np.ndarray
     carrying: np.ndarray
     door: np.ndarray
 
@@ -96,21 +93,16 @@ def transition(
     layouts: Layouts, state: State, action, layout_index=None
 ) -> tuple[State, np.ndarray]:
     """One step of each of B states under our `action` (B,) (0..4): returns (state, at_goal).
-    `layout_index` (B,) selects each state's layout when many states share few layouts (the
-    planner), instead of repeating the layouts."""
-    which = np.arange(len(state.pos)) if layout_index is None else layout_index
-    action = np.asarray(action)
-    # Clipped only for the planner's states on border walls, which no episode reaches.
-    front = np.clip(state.pos + HEADINGS[state.heading], 0, layouts.size - 1)
-    ahead = layouts.grid[which, front[:, 0], front[:, 1]].astype(np.int64)
+    The agent turns and moves as in every MiniGrid world, through the door once it is open;
+    pickup takes the key in front, toggle opens or closes the door in front (a locked one opens
+    only for the key's carrier: minigrid 3.2.0's `Door.toggle`). `layout_index`: as in
+    minigrid_moves.in_front."""
+    which, front, ahead = minigrid_moves.in_front(layouts, state, layout_index)
     at_door = (front == layouts.door[which]).all(1)
     ahead = np.where(at_door, state.door, ahead)
     ahead = np.where((front == layouts.key[which]).all(1) & state.carrying, EMPTY, ahead)
-
-    turn = np.select([action == LEFT, action == RIGHT], [-1, 1], 0)
-    heading = (state.heading + turn) % 4
-    moves = (action == FORWARD) & np.isin(ahead, WALKABLE)
-    pos = np.where(moves[:, None], front, state.pos)
+    action = np.asarray(action)
+    pos, heading = minigrid_moves.turn_or_forward(state, action, front, ahead, WALKABLE)
     carrying = state.carrying | ((action == PICKUP) & (ahead == KEY))
     # Door.toggle: a locked door opens only for the key's carrier; an unlocked one flips.
     toggled = np.select(
@@ -133,5 +125,6 @@ def render(layouts: Layouts, state: State, layout_index=None) -> np.ndarray:
     obs[rows, key[:, 0], key[:, 1]] = np.where(state.carrying, EMPTY, KEY)
     door = layouts.door[which]
     obs[rows, door[:, 0], door[:, 1]] = state.door
-    obs[rows, state.pos[:, 0], state.pos[:, 1]] = AGENT + state.heading + 4 * state.carrying
+    agent = minigrid_moves.agent_code(AGENT, state.heading, state.carrying)
+    obs[rows, state.pos[:, 0], state.pos[:, 1]] = agent
     return obs

@@ -11,21 +11,15 @@ grid. The step limit is MiniGrid's (`max_steps`)."""
 
 from __future__ import annotations
 
-from dtpe.world.doorkey.rules import initial_state, render, transition
+from dtpe.world.doorkey import rules
 from dtpe.world.lockstep import Lockstep
 
-STEPS_PER_CELL = 10
-"""MiniGrid DoorKeyEnv's step limit is 10 N^2 (`max_steps=10 * size * size`)"""
 
-
-def max_steps(size: int) -> int:
-    return STEPS_PER_CELL * size * size
-
-
-class BatchedDoorKey(Lockstep):
+class BatchedDoorKey(Lockstep, rules=rules):
     """B DoorKey episodes of one size stepped in lockstep (world/lockstep.py's rules of an
     episode). The state: rules.State."""
 
-    initial_state = staticmethod(initial_state)
-    transition = staticmethod(transition)
-    render = staticmethod(render)
+
+def max_steps(size: int) -> int:
+    """MiniGrid DoorKeyEnv's step limit: `max_steps=10 * size * size`"""
+    return 10 * size * size
