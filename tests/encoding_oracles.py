@@ -1,4 +1,4 @@
-"""Test oracles for five positional encodings: each re-derived, in plain torch on plain tensors,
+"""Test oracles for seven positional encodings: each re-derived, in plain torch on plain tensors,
 from its reference implementation's code (not from a description of it), so that the project's
 modules can be checked against them. Shapes: B batch, H heads, T tokens, dh head width.
 Positions are integer tensors of shape (T,) (shared by the batch) or (B, T).
@@ -16,6 +16,11 @@ Each oracle and the reference it transcribes (repository · file · name):
   (`multi_head_attention_forward`).
 - fire_bias: mcleish7/arithmetic · cramming/architectures/embeddings.py · `FIRE` (added in
   cramming/architectures/attention.py after the 1/√dh scaling).
+- cope_attention: facebookresearch/RAM · projects/cope/src/cope/context_position.py ·
+  `ContextPosSelfAttn.forward` with its defaults (gates from the keys, divided after the
+  position logits are added), heads folded into the batch as its `MultiHeadAttn.split_heads`.
+- dape_kerple_scores: chuanyang-Zheng/DAPE · DAPE.py · `ParallelKerpleLog_DAPE.forward` (queries
+  and keys of one length), fed megatron's scaled scores (megatron/model/transformer.py).
 (T-PE, whose description no public code matches, has its own in tests/test_tpe.py.)
 
 tsai's module `tsai/models/ConvTranPlus.py` needs nothing beyond torch, numpy and math except
@@ -394,3 +399,51 @@ def fire_bias(
     position_normalizer = torch.log(torch.abs(c * position_normalizer) + 1)
     normalized_distances = relative_distances / (position_normalizer + eps)
     return mlp(normalized_distances.unsqueeze(-1)).movedim(-1, -3)  # (..., H, Tq, Tk)
+
+
+# ---------------------------------------------------------------------------------------------
+# CoPE (facebookresearch/RAM)
+# ---------------------------------------------------------------------------------------------
+def cope_attention(
+    query: Tensor, key: Tensor, val: Tensor, pos_emb: Tensor, attn_mask: Tensor
+) -> tuple[Tensor, Tensor]:
+    """RAM's `ContextPosSelfAttn.forward` (cope_sep_key, cope_val_gates, cope_nodiv off, no
+    relative term) on query, key, val (B*H, L, dh), pos_emb (1, dh, npos) and attn_mask
+    (B*H or 1, L, L), 1 where a query sees a key and 0 elsewhere; returns (output (B*H, L, dh),
+    weights (B*H, L, L)). The position p_ij = sum over m >= j of gate_im (the mask zeroes the
+    keys after the query), clamped to npos - 1; q_i·e[p] is interpolated between floor and ceil."""
+    npos, head_dim = pos_emb.shape[-1], query.shape[-1]
+    gate_logits = torch.bmm(query, key.transpose(-1, -2))  # (B*H, Lq, Lk)
+    gates = torch.sigmoid(gate_logits / math.sqrt(head_dim)) * attn_mask
+    positions = gates.flip(-1).cumsum(dim=-1).flip(-1).clamp(max=npos - 1)  # (B*H, Lq, Lk)
+    pos_logits_fixed = torch.matmul(query, pos_emb)  # (B*H, Lq, npos)
+    positions_ceil, positions_floor = positions.ceil().long(), positions.floor().long()
+    pos_logits_ceil = pos_logits_fixed.gather(-1, positions_ceil)
+    pos_logits_floor = pos_logits_fixed.gather(-1, positions_floor)
+    pos_ceil_weight = positions - positions_floor
+    pos_logits = pos_logits_ceil * pos_ceil_weight + pos_logits_floor * (1 - pos_ceil_weight)
+    attn_logits = (gate_logits + pos_logits) / math.sqrt(head_dim)  # added, then divided
+    attn = torch.softmax(attn_logits + attn_mask.log(), dim=-1)
+    return torch.bmm(attn, val), attn
+
+
+# ---------------------------------------------------------------------------------------------
+# DAPE over Kerple-log (chuanyang-Zheng/DAPE)
+# ---------------------------------------------------------------------------------------------
+def dape_kerple_scores(
+    x: Tensor, bias_p: Tensor, bias_a: Tensor, mlp: Callable[[Tensor], Tensor], eps: float = 1e-2
+) -> Tensor:
+    """DAPE.py's `ParallelKerpleLog_DAPE.forward` on the scaled scores x (B, H, L, L) (megatron
+    divides q·k by sqrt(dh) before the call and masks after it): the Kerple-log bias
+    -p·log(1 + a·diff), diff = tril(i - j) (0 above the diagonal), p and a (H,) clamped at eps;
+    then x + bias + mlp(cat([x, bias], heads)), the MLP (2H -> H) on each pair's heads."""
+    length = x.shape[-1]
+    diff = torch.tril(
+        torch.arange(length).view(length, 1).repeat(1, length) + torch.arange(0, -length, -1)
+    ).to(x.dtype)  # (L, L)
+    p = bias_p.clamp(min=eps)[:, None, None]
+    a = bias_a.clamp(min=eps)[:, None, None]
+    bias = -p * torch.log(1 + a * diff)  # (H, L, L)
+    x_a_bias = torch.cat((x, torch.tile(bias, (x.shape[0], 1, 1, 1))), dim=1)  # (B, 2H, L, L)
+    x_a_bias = mlp(x_a_bias.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)  # (B, H, L, L)
+    return x + bias + x_a_bias

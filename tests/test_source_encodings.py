@@ -17,12 +17,12 @@ torch.set_num_threads(1)
 B, T = 2, 6
 
 
-def attention_layer(variant: str, **kw):
-    """Layer 0's attention of a `variant` model, its output projection the identity, so that
-    its output is the heads' mix of values; and a call returning (q, k, v, out) for inputs
-    whose tokens have the positions `positions` (one k per token, so the model's causal mask
-    by token order is the oracles' by position)."""
-    model = make(variant, **kw)
+def attention_layer(variant: str, dtype: torch.dtype = torch.float32, **kw):
+    """Layer 0's attention of a `variant` model in `dtype`, its output projection the identity,
+    so that its output is the heads' mix of values; and a call returning (q, k, v, out) for
+    inputs whose tokens have the positions `positions` (one k per token, so the model's causal
+    mask by token order is the oracles' by position)."""
+    model = make(variant, **kw).to(dtype)
     attn = model.blocks[0].attn
     d, heads = model.cfg.d_model, model.cfg.n_heads
     with torch.no_grad():
@@ -30,7 +30,9 @@ def attention_layer(variant: str, **kw):
         attn.proj.bias.zero_()
 
     def run(positions, times=None, seed=0):
-        x = torch.randn(B, len(positions), d, generator=torch.Generator().manual_seed(seed))
+        x = torch.randn(
+            B, len(positions), d, generator=torch.Generator().manual_seed(seed), dtype=dtype
+        )
         times = positions[None].repeat(B, 1) if times is None else times
         with torch.no_grad():
             q, k, v = attn.qkv(x).view(B, len(positions), 3, heads, -1).permute(2, 0, 3, 1, 4)
@@ -212,7 +214,7 @@ def test_what_the_layers_share_is_prepared_once_per_forward_pass(k):
 # --- every new k encoding ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("k", ["shaw", "erpe", "tupe", "tuper", "fire"])
+@pytest.mark.parametrize("k", ["shaw", "erpe", "tupe", "tuper", "fire", "cope", "dape"])
 def test_every_parameter_of_the_new_encodings_learns(k):
     """Each parameter, of every layer's table too, gets a gradient from a training loss."""
     model = make(k).train()

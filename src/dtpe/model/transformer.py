@@ -4,9 +4,9 @@ Tokens per timestep: (RTG, state, action), so a window of T timesteps is 3T toke
 has two positions, each with its own encoding (encodings/): its global episode timestep t (the
 t encoding adds to the tokens; the study's is sinusoidal) and the local index k of its timestep
 inside the window (0..T-1, shared by the step's three tokens; the k encoding adds to the tokens,
-rotates queries and keys, or biases the attention logits). Windows are aligned at their first
-timestep (k = 0) and padded at the end: with a causal mask, real tokens never see the padding,
-so no padding mask is needed.
+rotates queries and keys, biases the attention logits, or rewrites them from their content).
+Windows are aligned at their first timestep (k = 0) and padded at the end: with a causal mask,
+real tokens never see the padding, so no padding mask is needed.
 """
 
 from __future__ import annotations
@@ -72,9 +72,12 @@ class SelfAttention(nn.Module):
             if explicit:
                 scores = q @ k.transpose(-1, -2)  # (B, H, queries, total)
                 scores = scores / math.sqrt(q.shape[-1]) if scale is None else scores * scale
+                # float32 at least (autocast's bf16 widened), float64 kept (the oracle tests)
+                wide = torch.promote_types(scores.dtype, torch.float32)
                 if bias is not None:
-                    scores = scores.float() + bias
-                weights = scores.float().masked_fill(~causal, float("-inf")).softmax(-1)
+                    scores = scores.to(wide) + bias
+                scores = attending.rescore(scores.to(wide), q, k, causal, layer)
+                weights = scores.masked_fill(~causal, float("-inf")).softmax(-1)
                 added = attending.after_softmax(layer)
                 if added is not None:
                     weights = weights + added.masked_fill(~causal, 0.0)

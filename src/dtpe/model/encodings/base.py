@@ -12,12 +12,14 @@ its own registry. An encoding plugs into the transformer through hooks, as in x-
     scale          the logits' scale instead of 1/sqrt(dh)    TUPE, eRPE
     score          a term added to the scaled logits, may     ALiBi, T5, Kerple (positions
                    read the queries, per layer                only); Shaw, T-PE (the queries)
+    rescore        the logits rewritten from themselves, q,   CoPE, DAPE (the position
+                   k and the mask, per layer                   reads the content)
     after_softmax  a term added to the attention weights      eRPE
     value_term     a term added to each query's output        Shaw
 
 The model calls every hook of both encodings (`rotate` of the k encoding alone: a t encoding's
 positions differ between the rows of a batch) and never branches on names. Attention runs one
-fused kernel unless an encoding adds after the softmax or to the values.
+fused kernel unless an encoding rewrites the logits, adds after the softmax or to the values.
 """
 
 from __future__ import annotations
@@ -142,6 +144,22 @@ class Encoding(nn.Module):
         fused causal path)."""
         return None
 
+    def rescore(
+        self,
+        logits: torch.Tensor,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        visible: torch.Tensor,
+        span: Span,
+        layer: int,
+    ) -> torch.Tensor:
+        """New logits (B, H, Tq, Tk) from the logits as scaled and with every `score` term
+        added, the queries q (B, H, Tq, dh) and keys k (B, H, Tk, dh) that made them, and
+        `visible` (Tq, Tk), True where the causal mask lets a query see a key (the new logits
+        are masked after). Returning the logits unchanged keeps attention on its fused path;
+        an encoding that overrides it has its weights formed explicitly."""
+        return logits
+
     def after_softmax(self, span: Span, layer: int) -> torch.Tensor | None:
         """A term broadcastable to the attention weights (B, H, Tq, Tk), added to them (where
         the causal mask lets a query see) without renormalising; None adds nothing."""
@@ -154,9 +172,11 @@ class Encoding(nn.Module):
 
     @classmethod
     def needs_weights(cls) -> bool:
-        """Whether attention must form its weights (no fused kernel adds after the softmax)."""
-        return cls.after_softmax is not Encoding.after_softmax or (
-            cls.value_term is not Encoding.value_term
+        """Whether attention must form its weights (no fused kernel rewrites the logits or adds
+        after the softmax)."""
+        return any(
+            getattr(cls, hook) is not getattr(Encoding, hook)
+            for hook in ("rescore", "after_softmax", "value_term")
         )
 
 
@@ -194,6 +214,11 @@ class Attending:
 
     def score(self, q, layer):
         return self._sum(enc.score(q, span, layer) for enc, span in self.pairs)
+
+    def rescore(self, logits, q, k, visible, layer):
+        for enc, span in self.pairs:
+            logits = enc.rescore(logits, q, k, visible, span, layer)
+        return logits
 
     def after_softmax(self, layer):
         return self._sum(enc.after_softmax(span, layer) for enc, span in self.pairs)
