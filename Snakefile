@@ -1,6 +1,8 @@
 # The study's pipeline: validate -> dataset -> train (variant x seed) -> evaluation ->
-# attention -> statistics -> tables, figures, report. Rules only wire `dtpe` subcommands;
-# dvc.yaml runs the same commands (tests/test_workflows.py checks that they agree).
+# attention -> explorer -> statistics -> tables, figures, report. Its steps are declared once, in
+# src/dtpe/pipeline.py: workflow/rules/steps.smk makes a rule of each, and dvc.yaml is written
+# from the same declaration (tests/test_workflows.py checks that it is current and that the two
+# tools expand to the same jobs).
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -11,12 +13,7 @@ min_version("9.0")
 # `dtpe` names them (e.g. params-power.yaml: params key train.lr).
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/data.smk"
-include: "workflow/rules/train.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/analysis.smk"
-include: "workflow/rules/explorer.smk"
-include: "workflow/rules/report.smk"
+include: "workflow/rules/steps.smk"
 include: "workflow/rules/compare.smk"
 
 

@@ -4,12 +4,14 @@ then learned, sinusoidal and rope trained, evaluated and analysed at the study's
 finished, packed into three small files. Checkpoints are not packed (about 40 MB each):
 `dtpe train` with the same params, variant and seed remakes one.
 
-Every step is the pipeline's own `dtpe` subcommand in its own process, as Snakemake runs it
-(workflow/rules): `dtpe data` and `dtpe check` once, then per model `dtpe train`,
-`dtpe evaluate` and `dtpe attention` (the statistics read the attention files, and they need the
+Every step is the pipeline's own, as dtpe/pipeline.py declares it for Snakemake and DVC: its
+command (run in its own process in --work, `python -m dtpe` for `dtpe`) and its outputs: `dtpe
+data` and `dtpe check` once, then per model the declared per-model steps, `dtpe train`, `dtpe
+evaluate` and `dtpe attention` (the statistics read the attention files, and they need the
 checkpoint, so they are made here too). The outputs keep the pipeline's layout, so
 results.tar.gz unpacks into a run folder (runs/study/results/...) where `dtpe stats`, `tables`,
-`figures` and `report` run on them.
+`figures` and `report` run on them. Why this scheduler and not Snakemake on the GPU machine:
+docs/design.md, "The study's scale on one GPU".
 
 What --out receives (three files, none in a folder; each well under 16 MiB):
 - results.tar.gz: results/params.json, results/train/<model>/ (metrics.csv, the training curve;
@@ -73,6 +75,7 @@ import hashlib
 import io
 import json
 import os
+import shlex
 import shutil
 import signal
 import statistics
@@ -84,13 +87,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 if not (ROOT / "src" / "dtpe").is_dir():
     raise SystemExit(f"{__file__}: expected the package at {ROOT / 'src' / 'dtpe'}")
 sys.path.insert(0, str(ROOT / "src"))  # the device runs the working tree, not an installed copy
 
-from dtpe import names  # noqa: E402
+from dtpe import names, pipeline  # noqa: E402
 from dtpe import params as params_mod  # noqa: E402
 
 # the protocol run's seeds after the study's three (params-protocol.yaml): the runs pair by seed
@@ -183,14 +187,8 @@ class Study:
         self.signal: int | None = None
         self.started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.code = code_version()
-        self.setup = [
-            self.step("data", ["--out", self.work / "data"], [self.work / "data"]),
-            self.step(
-                "check",
-                ["--out", self.work / "results" / "params.json"],
-                [self.work / "results" / "params.json"],
-            ),
-        ]
+        # the run's steps that are no model's and that the models need, then each model's
+        self.setup = [self.step(pipeline.step(name)) for name in ("data", "validate")]
         self.models = [
             self.model(variant, seed, seed in args.study_seeds)
             for seed in args.study_seeds + args.more_seeds
@@ -198,44 +196,25 @@ class Study:
         ]
         self.queue = list(self.models)
 
-    def step(self, name: str, argv: list, outputs: list[Path], model: str = "") -> Step:
-        log = self.work / "logs" / (f"{name}_{model}.log" if model else f"{name}.log")
+    def step(self, declared: pipeline.Step, variant: str = "", seed: int | None = None) -> Step:
+        """A declared step's command and outputs, in --work (its folder: the command's relative
+        paths are the pipeline's layout), with this run's params and threads."""
+        values = {"params": shlex.quote(str(self.overlay)), "threads": self.args.threads}
+        values.update(variant=variant, seed=seed)
+        named = {o.name: o.path.format(**values) for o in declared.outputs if o.name}
+        argv = shlex.split(declared.command.format(**values, output=SimpleNamespace(**named)))
+        model = names.model_name(variant, seed) if declared.per_model else ""
+        log = self.work / "logs" / (f"{argv[1]}_{model}.log" if model else f"{argv[1]}.log")
         return Step(
-            name,
-            [sys.executable, "-m", "dtpe", name, "--params", str(self.overlay), *map(str, argv)],
-            outputs,
+            argv[1],
+            [sys.executable, "-m", "dtpe", *argv[1:]],
+            [self.work / o.path.format(**values) for o in declared.outputs],
             log,
         )
 
     def model(self, variant: str, seed: int, study_seed: bool) -> Model:
         m = Model(variant, seed, study_seed)
-        w, n = self.work, m.name
-        res = w / "results"
-        common = ["--variant", variant, "--seed", seed, "--data", w / "data"]
-        common += ["--threads", self.args.threads]
-        evals = {sweep: res / "eval" / sweep / f"{n}.csv" for sweep in ("test", "grid", "context")}
-        m.steps = [
-            self.step(
-                "train",
-                [*common, "--out", w / "models" / n, "--metrics", res / "train" / n]
-                + ["--resume-dir", w / ".resume" / n],
-                [w / "models" / n, res / "train" / n],
-                n,
-            ),
-            self.step(
-                "evaluate",
-                [*common, "--model", w / "models" / n]
-                + [a for sweep, path in evals.items() for a in (f"--out-{sweep}", path)],
-                list(evals.values()),
-                n,
-            ),
-            self.step(
-                "attention",
-                [*common, "--model", w / "models" / n, "--out", res / "attention" / f"{n}.json"],
-                [res / "attention" / f"{n}.json"],
-                n,
-            ),
-        ]
+        m.steps = [self.step(s, variant, seed) for s in pipeline.STEPS if s.per_model]
         return m
 
     # ---- running ----
@@ -262,7 +241,7 @@ class Study:
             step.start_s, step.status = self.clock.now(), "running"
             proc = subprocess.Popen(
                 step.argv,
-                cwd=ROOT,
+                cwd=self.work,  # the declared commands' paths are relative to the run's folder
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

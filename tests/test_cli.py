@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from dtpe import cli, params
+from dtpe import cli, params, pipeline
 from dtpe.world import catalog
 
 
@@ -18,17 +18,8 @@ def write(tmp_path, raw):
     return path
 
 
-PIPELINE = [
-    "check",
-    "data",
-    "train",
-    "evaluate",
-    "attention",
-    "stats",
-    "tables",
-    "figures",
-    "report",
-]
+# the pipeline's steps in their order (explore before the report, which links its outputs)
+PIPELINE = [step.subcommand for step in pipeline.STEPS]
 
 
 def subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:

@@ -126,3 +126,37 @@ def test_a_run_from_before_the_variant_column_is_named(runs, tmp_path):
         frame.to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"success_by_grid.csv lacks the columns \['variant'\]"):
         compare.read([runs["three"], old], ["three", "old"])
+
+
+def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(runs, tmp_path):
+    import json
+    import shutil
+
+    from dtpe.analysis import verdicts
+
+    confirm = tmp_path / "confirm"
+    shutil.copytree(runs["three"], confirm)
+    stats_dir = confirm / "results" / "stats"
+    design = json.loads((stats_dir / "design.json").read_text())
+    (stats_dir / "design.json").write_text(json.dumps({**design, "confirmatory": True}))
+    rows = [
+        {column: math.nan for column in verdicts.COLUMNS}
+        | {"a": a, "b": "learned", "endpoint": "10+12", "outcome": outcome, "estimate": estimate}
+        | {"effect_pct": effect, "ci_low_pct": effect - 4, "ci_high_pct": effect + 4}
+        | {"seeds_a": 15, "seeds_b": 15, "stable": 1.0}
+        for a, outcome, estimate, effect in [
+            ("rope", "a > b", verdicts.STAGEWISE, 9.5),
+            ("sinusoidal", "equivalent within ±10", verdicts.STAGEWISE, 0.5),
+        ]
+    ]
+    pd.DataFrame(rows, columns=verdicts.COLUMNS).to_csv(stats_dir / "decisions.csv", index=False)
+    out = tmp_path / "compare"
+    args = ["--runs", str(runs["two"]), str(confirm), "--labels", "two", "confirm"]
+    assert cli.main(["compare", *args, "--out", str(out)]) == 0
+    table = pd.read_csv(out / "verdicts.csv")
+    assert list(table.run) == ["confirm", "confirm"]  # the exploratory run decides nothing
+    assert list(table.a) == ["rope", "sinusoidal"] and set(table.world) == {design["world"]}
+    assert list(table.effect_pct) == [9.5, 0.5] and list(table.stable) == [1.0, 1.0]
+    shown = (out / "verdicts.md").read_text()
+    first = [c.strip() for c in shown.splitlines()[4].strip("|").split("|")]
+    assert first[2:6] == ["rope vs learned", "10, 12", "a > b", "+9.5 [+5.5, +13.5]"]

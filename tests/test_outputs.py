@@ -21,7 +21,7 @@ from safetensors.numpy import save_file
 
 from dtpe import numerics
 from dtpe.analysis import aggregates, figures, report, stats, tables, verdicts
-from dtpe.analysis.outputs import FIGURE_NAMES, TABLE_NAMES
+from dtpe.analysis.outputs import TABLE_NAMES, figure_names
 from dtpe.world.maze import WORLD, layouts
 from dtpe.world.maze.planner import cost_to_go
 from dtpe.world.maze.rules import State
@@ -461,7 +461,7 @@ def test_power_table_marks_the_floor(run):
 def test_figures_are_png_and_pdf(run):
     root, drawn = run
     assert sorted(p.name for p in drawn) == sorted(
-        f"{n}.{e}" for n in FIGURE_NAMES for e in ("png", "pdf")
+        f"{n}.{e}" for n in figure_names("maze") for e in ("png", "pdf")
     )
     for path in drawn:
         head = path.read_bytes()[:8]
@@ -537,7 +537,7 @@ def findings(text):
 def test_report_embeds_tables_figures_and_methods(run):
     root, _ = run
     text = (root / "figures" / "REPORT.md").read_text()
-    for name in FIGURE_NAMES:
+    for name in figure_names("maze"):
         assert f"]({name}.png)" in text
     for name in TABLE_NAMES:
         assert (root / "tables" / f"{name}.md").read_text().strip() in text
@@ -763,9 +763,13 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "b": "learned",
         "endpoint": "10+20",
         "outcome": "a > b",
+        "estimate": verdicts.STAGEWISE,
         "effect_pct": 31.0,
         "ci_low_pct": 20.5,
         "ci_high_pct": 41.5,
+        "naive_effect_pct": 33.0,
+        "naive_ci_low_pct": 22.5,
+        "naive_ci_high_pct": 43.5,
         "margin_pct": 10.0,
         "equivalence_low_pct": 22.0,
         "equivalence_high_pct": 40.0,
@@ -775,12 +779,14 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "seeds_b": 5,
         "models": 10,
         "interim": 1,
+        "stable": 1.0,
     }
     still_open = {
         **decided,
         "hypothesis": "rope vs sinusoidal on 10+20",
         "b": "sinusoidal",
         "outcome": "open",
+        "estimate": verdicts.NAIVE,
         "effect_pct": 16.0,
         "ci_low_pct": -2.0,
         "ci_high_pct": 30.0,
@@ -811,7 +817,7 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
             for b in ("learned", "sinusoidal")
         ],
         "confirmatory": True,
-        "sequential": {"interims": 2, "seeds_per_interim": 3, "permutations": 1000, "seed": 0},
+        "sequential": {"interims": 2, "seeds_per_interim": 3, "spending": "obrien_fleming"},
     }
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -828,9 +834,12 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     text = out.read_text()
     verdict = text.split("### Verdict\n\n")[1].split("###")[0]
     assert verdict.startswith("The design can reject: as written.")
-    assert "confirmatory hypotheses (2; seeds added in interims of 3 by AdaStop" in verdict
     assert (
-        "- **rope vs learned on 10+20**: a > b, +31.0 [+20.5, +41.5] (5 + 5 seeds, 10 models)"
+        "confirmatory hypotheses (2; seeds added in interims of 3 by a group-sequential" in verdict
+    )
+    assert (
+        "- **rope vs learned on 10+20**: a > b, +31.0 [+20.5, +41.5] (stagewise median-unbiased;"
+        " naive +33.0 [+22.5, +43.5]) (5 + 5 seeds, 10 models, stable for 100% of 100 test seeds)"
         in verdict
     )
     assert "- **rope vs sinusoidal on 10+20**: open" in verdict

@@ -1,10 +1,9 @@
-"""Snakemake and DVC describe the same pipeline: every DVC stage is a Snakemake job with the same
-command, the same outputs, and inputs that cover each other (DVC may name a folder where
-Snakemake lists its files, or a model's variants.<variant> param where Snakemake lists its encoding
-files). Both are expanded by the tools themselves. And both list every package file a step
-imports."""
+"""Snakemake and DVC run the pipeline declared once (dtpe/pipeline.py): the committed dvc.yaml is
+the one the declaration writes, and every DVC stage is a Snakemake job with the same command, the
+same outputs, and inputs that cover each other (DVC may name a folder where Snakemake lists its
+files, or a model's variants.<variant> param where Snakemake lists its encoding files). Both are
+expanded by the tools themselves. And both list every package file a step imports."""
 
-import ast
 import re
 import subprocess
 import sys
@@ -104,61 +103,12 @@ def test_expansion_covers_every_model():
         assert {n.split("@")[1] for n in names if n.startswith(f"{stage}@")} == models, stage
 
 
-SRC = ROOT / "src"
-# Whose imports are not followed: dtpe.cli imports each step's modules inside the step's
-# function, where step_imports looks; dtpe.params reaches the encoding and state-encoder
-# registries when it validates, which is the validate stage's concern (every stage follows it).
-
-
-def module_file(name: str) -> Path:
-    path = SRC / name.replace(".", "/")
-    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-
-
-def imported(module: str, name: str) -> str:
-    """The module `from <module> import <name>` loads: the submodule if `name` is one."""
-    sub = f"{module}.{name}"
-    return sub if module_file(sub).exists() else module
-
-
-def torch_steps(cli: ast.Module) -> set[str]:
-    """The cli functions in `_TORCH_STEPS`: main pins and checks the numerics they compute with."""
-    for node in cli.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_TORCH_STEPS":
-            return {e.id for e in node.value.elts}
-    raise AssertionError("dtpe/cli.py has no _TORCH_STEPS")
-
-
 def step_imports(step: str) -> set:
-    """The dtpe modules `dtpe <step>` imports: those its cli function (and the cli helpers it
-    calls) import, and theirs, transitively, by reading the source."""
-    tree = ast.parse((SRC / "dtpe/cli.py").read_text())
-    cli = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-    todo, seen_funcs, modules = [f"cmd_{step}"], set(), {"dtpe.cli", "dtpe.params"}
-    if f"cmd_{step}" in torch_steps(tree):
-        modules.add("dtpe.numerics")  # main pins and checks the kernels of these steps
-    while todo:
-        func = todo.pop()
-        seen_funcs.add(func)
-        for node in ast.walk(cli[func]):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
-                modules |= {imported(node.module, a.name) for a in node.names}
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in cli:
-                todo += [node.func.id] if node.func.id not in seen_funcs else []
-    found, todo = set(), list(modules)
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        found.add(name)
-        if name == "dtpe.cli" or name == "dtpe.params" and step != "check":
-            continue
-        for node in ast.walk(ast.parse(module_file(name).read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
-                todo += [imported(node.module, a.name) for a in node.names]
-            elif isinstance(node, ast.Import):
-                todo += [a.name for a in node.names if a.name.startswith("dtpe")]
-    return {str(module_file(m).relative_to(ROOT)) for m in found if module_file(m).exists()}
+    """The package files `dtpe <step>` imports (dtpe/pipeline.py's `imports`, read from the
+    source)."""
+    from dtpe.pipeline import imports, module_file
+
+    return {str(module_file(m).relative_to(ROOT)) for m in imports(step)}
 
 
 def test_the_numerics_are_a_dependency_of_every_step_that_runs_a_model():
@@ -182,22 +132,6 @@ def test_deps_cover_every_imported_module():
             assert not missing, f"{stage['name']}: {tool} lacks the imported {sorted(missing)}"
 
 
-def snakemake_params(root: Path) -> dict[str, set[str]]:
-    """Each rule's params, as the params keys they read: `x=config["a"]["b"]` reads `a.b`;
-    `variant_options` (the options of the model's encodings) stands for DVC's
-    `variants.<variant>`."""
-    rules = {}
-    for path in sorted((root / "workflow" / "rules").glob("*.smk")):
-        for name, body in re.findall(r"^rule (\w+):\n((?:    .*\n|\n)*)", path.read_text(), re.M):
-            block = re.search(r"^    params:\n((?:        .*\n)*)", body, re.M)
-            text = block.group(1) if block else ""
-            rules[name] = {
-                ".".join(re.findall(r'\["(\w+)"\]', reads))
-                for reads in re.findall(r"config((?:\[\"\w+\"\])+)", text)
-            } | ({"variants.<variant>"} if "=variant_options" in text else set())
-    return rules
-
-
 def dvc_params(root: Path) -> dict[str, set[str]]:
     """Each stage's params keys; variants.${item.variant} (its code hashes, checked above, and
     its encodings' options) as `variants.<variant>`."""
@@ -214,12 +148,42 @@ def dvc_params(root: Path) -> dict[str, set[str]]:
         }
 
 
-def test_each_step_reads_the_same_params_in_both_tools():
-    """A params group a step reads but one tool does not list would not rerun that step there
-    when it changes (compute.numerics changes every trained byte, for instance)."""
-    rules, stages = snakemake_params(ROOT), dvc_params(ROOT)
-    for stage, keys in stages.items():
-        if stage in ("validate", "report"):  # they read the whole validated file
-            continue
-        assert rules[stage] == keys, f"{stage}: Snakemake reads {rules[stage]}, DVC {keys}"
-    assert {"compute", "variants.<variant>"} <= rules["train"]
+def test_each_step_reads_the_declared_params_in_dvc():
+    """A params group a step reads but DVC does not list would not rerun that step there when it
+    changes (compute.numerics changes every trained byte, for instance); Snakemake's rules take
+    the same keys from the same declaration (workflow/rules/steps.smk)."""
+    from dtpe import pipeline
+
+    stages = dvc_params(ROOT)
+    for step in pipeline.STEPS:
+        declared = {k.replace("{variant}", "<variant>") for k in step.params}
+        assert stages[step.name] == declared, f"{step.name}: DVC reads {stages[step.name]}"
+    assert {"compute", "variants.<variant>"} <= stages["train"]
+
+
+def test_dvc_yaml_is_written_from_the_declaration():
+    """dvc.yaml is generated: after an edit of dtpe/pipeline.py, the code it derives (a new
+    import), or params.yaml's study (the plots), `python -m dtpe.pipeline dvc.yaml` rewrites it."""
+    import yaml
+
+    from dtpe import pipeline
+
+    study = yaml.safe_load((ROOT / "params.yaml").read_text())["study"]
+    assert (ROOT / "dvc.yaml").read_text() == pipeline.dvc_yaml(study), (
+        "dvc.yaml is not the declaration's: run `python -m dtpe.pipeline dvc.yaml`"
+    )
+
+
+def test_dvc_tracks_the_running_worlds_package_and_no_other():
+    """Every stage that runs the world names its package through params.yaml's env.world."""
+    import yaml
+
+    world = yaml.safe_load((ROOT / "params.yaml").read_text())["env"]["world"]
+    with Repo(str(ROOT)) as repo:
+        for s in repo.index.stages:
+            if not isinstance(s, PipelineStage):
+                continue
+            worlds = {d.def_path for d in s.deps if d.def_path.startswith("src/dtpe/world/")}
+            packages = {p for p in worlds if not p.endswith(".py")}
+            assert packages <= {f"src/dtpe/world/{world}"}, (s.addressing, packages)
+    assert "src/dtpe/world/${env.world}" in (ROOT / "dvc.yaml").read_text()

@@ -224,9 +224,10 @@ def cmd_compare(args, params):
     from dtpe.analysis import compare
 
     table, confidence = compare.read(args.runs, args.labels)  # all of it, before writing
+    decided = compare.leaderboard(args.runs, args.labels)
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
-        paths = compare.write(table, confidence, tmp)
+        paths = compare.write(table, confidence, decided, tmp)
     print(f"compare {', '.join(args.labels)}: " + ", ".join(p.name for p in paths))
 
 
@@ -344,6 +345,20 @@ def parser() -> argparse.ArgumentParser:
                     help=f"CSV to write, one row per episode: {what}",
                 )
     results_help = "results folder: train/, eval/, attention/, stats/ (default: results)"
+    p = step(
+        "explore",
+        cmd_explore,
+        "the episode and attention explorer (explorer.html), episode GIFs, embedding similarity",
+    )
+    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
+    p.add_argument(
+        "--models", type=Path, default=Path("models"), help="checkpoints (default: models)"
+    )
+    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    p.add_argument(
+        "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
+    )
+    p.add_argument("--out", type=Path, required=True, help="folder for the page and figures")
     p = step("stats", cmd_stats, "statistics over seeds and variants")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
     p.add_argument("--out", type=Path, required=True, help="folder for the statistics")
@@ -366,20 +381,6 @@ def parser() -> argparse.ArgumentParser:
         help="Snakemake's benchmark files: each step's wall time (if missing: not recorded)",
     )
     p.add_argument("--out", type=Path, required=True, help="Markdown file to write")
-    p = step(
-        "explore",
-        cmd_explore,
-        "the episode and attention explorer (explorer.html), episode GIFs, embedding similarity",
-    )
-    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
-    p.add_argument(
-        "--models", type=Path, default=Path("models"), help="checkpoints (default: models)"
-    )
-    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
-    p.add_argument(
-        "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
-    )
-    p.add_argument("--out", type=Path, required=True, help="folder for the page and figures")
     p = step(
         "compare",
         cmd_compare,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import resources
@@ -156,9 +157,13 @@ class Verdict:
     """the run tests declared hypotheses on fresh seeds: its seeds may overlap no other params
     file's beside it, and a design that cannot reject is refused"""
     sequential: dict | None
-    """seeds added in interims by AdaStop (analysis/sequential.py): {interims, seeds_per_interim,
-    permutations, seed}; study.seeds lists the cap's seeds in the order they are used. None:
-    every seed trains at once and the family is Holm-adjusted"""
+    """seeds added in interims by a group-sequential test (analysis/sequential.py): {interims,
+    seeds_per_interim, spending}, spending a Lan-DeMets function (analysis/group_sequential.py's
+    SPENDING); study.seeds lists the cap's seeds in the order they are used. None: every seed
+    trains at once and the family is Holm-adjusted"""
+    reused_layouts: str | None = None
+    """why a confirmatory run draws its data or suites from an exploratory run's seeds of the
+    same world (its report prints it); None: it may not, and a reuse is refused"""
 
     def declared(self) -> list[dict]:
         """The declared hypotheses, margin None where none is given; [] under all_pairs."""
@@ -331,10 +336,16 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
             )
 
 
+LAYOUT_SEEDS = (("data", "seed"), ("data", "suite_seed"))
+"""the seeds that draw a run's layouts: its training data's and its evaluation suites'"""
+
+
 def fresh_seeds(path: Path, p: Params) -> None:
-    """A confirmatory run's seeds overlap no seeds of the other params files in its folder (the
-    repository's runs): refused naming the file and the seeds. Each file is read as resolved,
-    so an overlay that inherits its base's seeds counts them."""
+    """A confirmatory run's model seeds overlap no seeds of the other params files in its folder
+    (the repository's runs), and its layout seeds (LAYOUT_SEEDS) none of an exploratory run of
+    the same world, unless verdict.reused_layouts declares why: refused naming both files and
+    the seeds. Each file is read as resolved, so an overlay that inherits its base's seeds counts
+    them."""
     if not p.verdict.confirmatory:
         return
     mine = set(p.study.seeds)
@@ -342,15 +353,28 @@ def fresh_seeds(path: Path, p: Params) -> None:
         if other.resolve() == path.resolve():
             continue
         try:
-            theirs = set(resolve(other).get("study", {}).get("seeds", []))
+            theirs = resolve(other)
         except ParamsError as e:
             raise ParamsError(f"{path}: cannot read the seeds of {other}: {e}") from None
-        shared = sorted(mine & theirs)
+        shared = sorted(mine & set(theirs.get("study", {}).get("seeds", [])))
         if shared:
             raise ParamsError(
                 f"{path}: params key study.seeds: a confirmatory run needs fresh seeds, but "
                 f"{shared} are also seeds of {other}"
             )
+        exploratory = not theirs.get("verdict", {}).get("confirmatory", False)
+        same_world = theirs.get("env", {}).get("world") == p.env.world
+        if not (exploratory and same_world) or p.verdict.reused_layouts:
+            continue
+        for group, name in LAYOUT_SEEDS:
+            value = getattr(getattr(p, group), name)
+            if theirs.get(group, {}).get(name) == value:
+                raise ParamsError(
+                    f"{path}: params key {group}.{name}: a confirmatory run needs fresh layouts, "
+                    f"but {group}.{name} {value} also draws the layouts of {other}, an "
+                    f"exploratory run of {p.env.world}: choose a seed no exploratory run uses, or "
+                    "say why in verdict.reused_layouts"
+                )
 
 
 def _check_world(p: Params, key: Callable[[tuple], str]) -> None:
@@ -451,7 +475,31 @@ def load(path: str | Path = "params.yaml") -> Params:
     layers = _layers(Path(path))
     p = check(_merged(layers), lambda key: _origin(layers, key))
     fresh_seeds(Path(path), p)
+    for message in _unused_options(layers, p):
+        warnings.warn(message, UnusedKnob, stacklevel=2)
     return p
+
+
+class UnusedKnob(UserWarning):
+    """An overlay values a knob that no part of its run reads."""
+
+
+def _unused_options(layers: list[tuple[Path, dict]], p: Params) -> list[str]:
+    """The encodings' options an overlay sets (`encodings.<axis>.<name>`) for an encoding that
+    none of the run's variants uses on that axis: valid (params.yaml values every registered
+    encoding's options), but they change nothing in this run."""
+    from dtpe.model.catalog import AXES, variant
+
+    used = {(axis, getattr(variant(v), axis)) for v in p.study.variants for axis in AXES}
+    return [
+        f"{file}: params key encodings.{axis}.{name}.{option} changes nothing in this run: no "
+        f"variant of study.variants {list(p.study.variants)} encodes {axis} with {name!r}"
+        for file, raw in layers[:-1]
+        for axis, named in (raw.get("encodings") or {}).items()
+        for name, options in (named or {}).items()
+        if (axis, name) not in used
+        for option in options or {}
+    ]
 
 
 def resolve(path: str | Path) -> dict:
@@ -546,10 +594,15 @@ RENAMED = {
     ("study", "encodings"): "study.variants (a variant is a k x t pair of encodings)",
     ("model", "t_table"): "encodings.t.learned.table",
     ("model", "t_max_offset"): "encodings.t.randomized.max_offset",
-    ("env", "wall_density"): "worlds.maze.wall_density (each world's knobs are its own)",
-    ("env", "cap_factor"): "worlds.maze.cap_factor (each world's knobs are its own)",
+    **{
+        ("env", knob): f"worlds.{world}.{knob} (each world's knobs are its own)"
+        for world in worlds.names()
+        for knob in worlds.options(world)
+        if knob in ("wall_density", "cap_factor")  # env's keys before worlds had their own
+    },
 }
-"""keys of earlier params files -> where their value lives now"""
+"""keys of earlier params files -> where their value lives now (a world's knob: the world that
+declares it, read from its source)"""
 
 
 def _refuse_renamed(raw: dict, where: str) -> None:

@@ -1,12 +1,10 @@
-import glob
 import os
 import sys
 
 from dtpe.analysis.design import require as require_design
-from dtpe.analysis.outputs import FIGURE_NAMES
 from dtpe.cluster import train_resources
 from dtpe.model.catalog import options_of
-from dtpe.world.catalog import files as world_files
+from dtpe import pipeline
 # aliased: a bare `chain` in the Snakefile's namespace shadows the one Snakemake itself uses
 from dtpe.params import chain as params_chain, load as load_params, resolve as resolve_params
 
@@ -59,21 +57,15 @@ if config["verdict"]["sequential"]:
     MODELS = [f"{variant}_s{seed}" for variant, seed in SEQUENTIAL.wanted]
     print(SEQUENTIAL.summary(), file=sys.stderr)
 THREADS = config["compute"]["threads"]
-FIGURES = expand("figures/{name}.{ext}", name=FIGURE_NAMES, ext=["png", "pdf"])
+WORLD = config["env"]["world"]
+FIGURES = [f.format(world=WORLD) for f in pipeline.figures()]
+EXPLORER = list(pipeline.EXPLORER)
 
 
-def code(*modules):
-    """The package modules a step runs, so that editing one reruns the steps that use it."""
-    files = []
-    for m in modules:
-        path = repo(f"src/dtpe/{m}")
-        files += sorted(glob.glob(f"{path}/*.py")) if os.path.isdir(path) else [f"{path}.py"]
-    return files
-
-
-# The world's code: the modules every world shares and the run's world's own package, never
-# another world's, so that editing one world reruns no step of another (world/catalog.py).
-WORLD_CODE = [repo(f"src/{f}") for f in world_files(config["env"]["world"])]
+def code(step):
+    """The package files a step runs (dtpe/pipeline.py's `code`, from its imports, with the running
+    world's package, never another world's), so that editing one reruns the steps that use it."""
+    return [repo(f) for f in pipeline.files(step, WORLD)]
 
 
 def variant_code(wildcards):

@@ -9,7 +9,7 @@ COMPARE_RUNS = config.get("compare_runs", {"default": ".", "protocol": "runs/pro
 rule compare:
     input:
         stats=[os.path.normpath(os.path.join(run, "results/stats")) for run in COMPARE_RUNS.values()],
-        code=code("cli", "params", "analysis/compare", "analysis/tables", "atomic"),
+        code=code("compare"),
     output:
         directory("results/compare"),
     params:

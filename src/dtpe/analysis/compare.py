@@ -7,11 +7,14 @@ so a run's numbers here are those of its own report.
 
 Outputs in out_dir: compare.csv (one row per run, grid size and variant or pair), compare.md
 (the same, a column per run) and compare.png (per grid size, each pair's difference with its
-interval, one colour and marker per run).
+interval, one colour and marker per run); verdicts.csv and verdicts.md, the benchmark's
+leaderboard: every declared hypothesis of every confirmatory run among them, one row each, as
+its decisions.csv has it (verdicts.py).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +23,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from dtpe.analysis import tables
+from dtpe.analysis import tables, verdicts
 
 NEEDED = {
     "success_by_grid.csv": {
@@ -43,7 +46,7 @@ NEEDED = {
     "context.csv": {"context", "context_multiple"},
 }
 """the columns read from each run's results/stats/ CSVs"""
-STATS = (*NEEDED, "methods.json")
+STATS = (*NEEDED, "methods.json", "design.json", "decisions.csv")
 """what is read from each run's results/stats/"""
 COLUMNS = [
     "run",
@@ -98,6 +101,51 @@ def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, f
     return pd.concat(frames, ignore_index=True), confidence
 
 
+VERDICT_COLUMNS = ["run", "world", *verdicts.COLUMNS]
+"""verdicts.csv: one row per declared hypothesis of a confirmatory run, its decisions.csv row as
+written (estimate: how effect and interval were made, stagewise where the test stopped)"""
+
+
+def leaderboard(runs: list[Path], labels: list[str]) -> pd.DataFrame:
+    """Every declared hypothesis of the confirmatory runs among `runs` (read checks the files)."""
+    frames = []
+    for run, label in zip(map(Path, runs), labels):
+        design = json.loads((stats_dir(run) / "design.json").read_text())
+        if not design.get("confirmatory"):
+            continue
+        decided = pd.read_csv(stats_dir(run) / "decisions.csv")
+        frames.append(decided.assign(run=label, world=design["world"])[VERDICT_COLUMNS])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
+
+
+def leaderboard_markdown(table: pd.DataFrame) -> str:
+    shown = pd.DataFrame(
+        {
+            "World": table.world,
+            "Run": table.run,
+            "a vs b": table.a + " vs " + table.b,
+            "Grids": table.endpoint.str.replace("+", ", "),
+            "Verdict": table.outcome,
+            "a − b (pp) [CI]": [
+                tables.with_interval(*cells, sign="+")
+                for cells in zip(table.effect_pct, table.ci_low_pct, table.ci_high_pct)
+            ],
+            "Estimate": table.estimate,
+            "Seeds a + b": [f"{a} + {b}" for a, b in zip(table.seeds_a, table.seeds_b)],
+            "Stable": table.stable.map(lambda x: f"{x:.2f}"),
+        }
+    )
+    caption = (
+        "Every declared hypothesis of every confirmatory run, as its own decisions table has it "
+        "(the benchmark's verdicts; exploratory runs decide nothing and are left out). a − b: "
+        "the difference of per-seed success averaged over the grids, in points, with its "
+        "interval at the run's confidence; stagewise median-unbiased where a sequential test "
+        "stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
+        "verdict."
+    )
+    return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
+
+
 def numbers(stats: Path, label: str) -> pd.DataFrame:
     """One run's rows: per grid size its variants' success, then its pairs' differences, each
     in the order its stats step wrote them."""
@@ -134,14 +182,19 @@ def numbers(stats: Path, label: str) -> pd.DataFrame:
     return frame.sort_values("grid_size", kind="stable")[COLUMNS]
 
 
-def write(table: pd.DataFrame, confidence: dict[str, float], out_dir: Path) -> list[Path]:
-    """compare.csv, compare.md and compare.png in out_dir; returns them."""
+def write(
+    table: pd.DataFrame, confidence: dict[str, float], decided: pd.DataFrame, out_dir: Path
+) -> list[Path]:
+    """compare.csv, .md and .png and verdicts.csv and .md in out_dir; returns them."""
     out_dir = Path(out_dir)
     paths = [out_dir / f"compare.{ext}" for ext in ("csv", "md", "png")]
     table.to_csv(paths[0], index=False)
     paths[1].write_text(markdown(table, confidence))
     # no software metadata: a rerun on the same inputs gives the same bytes
     figure(table, confidence).savefig(paths[2], dpi=150, metadata={"Software": None})
+    paths += [out_dir / "verdicts.csv", out_dir / "verdicts.md"]
+    decided.to_csv(paths[3], index=False)
+    paths[4].write_text(leaderboard_markdown(decided))
     return paths
 
 

@@ -1,7 +1,7 @@
 """Can the run's design reject at all? Checked from the params alone, before any training.
 
 The primary family's first rejection needs a p below alpha / m (Holm, m hypotheses), or, in a
-sequential run, below what AdaStop's spending gives the first interim that can reject. The
+sequential run, below alpha / m at the cap at least (its spending leaves less to the cap). The
 exact permutation test over seed labels cannot give a p below 2 / C(n_a + n_b, n_a): with 5
 seeds per variant that is 0.0079, above Holm's 0.05 / 15 = 0.0033. A design whose floor is above
 its threshold reports "nothing significant" whatever the effect, so the check says so, with the
@@ -26,12 +26,15 @@ class Design:
     p_min: float
     """the smallest two-sided p the exact permutation test over seed labels gives at `seeds`"""
     threshold: float
-    """the p the family's first rejection needs: alpha / tests (Holm's first step; AdaStop's
-    max statistic over the family needs no less than this)"""
+    """the p the family's first rejection needs: alpha / tests (Holm's first step; a sequential
+    run's Bonferroni share, of which its last look gets less)"""
     can_reject: bool
     seeds_needed: int
     """the fewest seeds per variant whose floor is below the threshold"""
     sequential: bool
+    confirmatory: bool
+    world: str
+    """the world the run plays (params' env.world), for tables across runs"""
 
     def sentence(self) -> str:
         if self.can_reject:
@@ -78,6 +81,8 @@ def check(params) -> Design:
         can_reject=tests > 0 and p_floor(seeds) <= threshold,
         seeds_needed=needed,
         sequential=params.verdict.sequential is not None,
+        confirmatory=params.verdict.confirmatory,
+        world=params.env.world,
     )
 
 

@@ -24,7 +24,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from dtpe.analysis import inference
-from dtpe.analysis.outputs import FIGURE_NAMES
+from dtpe.analysis.outputs import figure_names
 from dtpe.steps import dataset
 from dtpe.world import pictures
 
@@ -45,7 +45,9 @@ def draw(
     methods = json.loads((stats_dir / "methods.json").read_text())
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     figures = {
-        "fig1_maze": layout_picture(Path(data_dir), max(params.data.suite_sizes), params.env),
+        f"fig1_{params.env.world}": layout_picture(
+            Path(data_dir), max(params.data.suite_sizes), params.env
+        ),
         "fig2_training": training(pd.read_csv(stats_dir / "training_curves.csv"), colours),
         "fig3_success_by_grid": success_by_grid(
             pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
@@ -64,7 +66,7 @@ def draw(
             methods,
         ),
     }
-    assert tuple(figures) == FIGURE_NAMES, "figures drawn and outputs.FIGURES differ"
+    assert tuple(figures) == figure_names(params.env.world), "figures drawn, outputs.FIGURES differ"
     out_dir.mkdir(parents=True, exist_ok=True)
     return [path for name, fig in figures.items() for path in save(fig, out_dir / name)]
 

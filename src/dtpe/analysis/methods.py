@@ -13,20 +13,22 @@ def sentences(sp, verdict) -> dict:
             "Each hypothesis compares two variants' per-seed success averaged over its grid "
             "sizes. Seeds are added in interims of "
             f"{verdict.sequential['seeds_per_interim']} (at most "
-            f"{verdict.sequential['interims']}) by AdaStop's group-sequential permutation test "
-            f"(adastop 0.1.3, {verdict.sequential['permutations']} permutations, seed "
-            f"{verdict.sequential['seed']}), family-wise error at α = {sp.alpha:g} over the "
-            "declared family (α halved for adastop's one-sided boundary, analysis/sequential.py);"
-            " a decided hypothesis stops, and a variant in no open hypothesis trains no more "
-            "seeds. Undecided at the cap: equivalent where the difference's interval lies "
-            "within the declared margin, else undecided."
+            f"{verdict.sequential['interims']}) by a group-sequential Welch test per hypothesis "
+            f"with Lan-DeMets {verdict.sequential['spending'].replace('_', '-')} spending of "
+            f"α = {sp.alpha:g} / the declared hypotheses (Bonferroni), boundaries computed from "
+            "the design alone (analysis/group_sequential.py); a decided hypothesis stops, and a "
+            "variant in no open hypothesis trains no more seeds. Estimates after a stop: stagewise "
+            "median-unbiased, with its interval, beside the naive mean difference. Undecided at "
+            "the cap: equivalent where Welch's two one-sided tests against the declared margin "
+            "pass at α after Holm over the hypotheses tested for equivalence, else undecided."
         )
     elif verdict.declared():
         decided = (
             "Each hypothesis compares two variants' per-seed success averaged over its grid "
             "sizes: exact permutation test over seed labels, Holm over the declared family; "
-            "not rejected: equivalent where the difference's interval lies within the declared "
-            "margin, else undecided."
+            "not rejected: equivalent where Welch's two one-sided tests against the declared "
+            "margin pass at α after Holm over the hypotheses tested for equivalence, else "
+            "undecided."
         )
     else:
         decided = "No hypotheses declared: the primary family is every pair at every grid size."

@@ -1,13 +1,13 @@
 """The report's figures and tables, named once: the figures stage draws these names, the
 tables stage writes these tables, the report shows them in this order with these captions, and
 the workflow (Snakemake's FIGURES; dvc.yaml, checked by tests/test_dvc_declarations.py) declares
-these files."""
+these files. Figure 1 is named for the run's world (`fig1_{world}`: `figure_names`)."""
 
 from __future__ import annotations
 
 FIGURES = (
     (
-        "fig1_maze",
+        "fig1_{world}",
         "Figure 1. A layout from the largest evaluation suite, the agent at its start.",
     ),
     (
@@ -45,7 +45,14 @@ FIGURES = (
         "IQM of those scores (right); bands and bars: {level} stratified bootstrap CI.",
     ),
 )
-FIGURE_NAMES = tuple(name for name, _ in FIGURES)
+FIGURE_TEMPLATES = tuple(name for name, _ in FIGURES)
+"""the figures' names, the run's world as `{world}`"""
+
+
+def figure_names(world: str) -> tuple[str, ...]:
+    """The figures' names in a run of `world` (params env.world)."""
+    return tuple(name.format(world=world) for name in FIGURE_TEMPLATES)
+
 
 TABLES = (
     ("decisions", "Declared hypotheses"),

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from dtpe import atomic, names
+from dtpe.analysis import verdicts
 from dtpe.analysis.inference import UNRESOLVED
 from dtpe.analysis.outputs import FIGURES, TABLES, table_number
 from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING
@@ -90,7 +91,8 @@ def write(
         "pipeline's outputs.",
         "## Findings\n\n" + findings(params, stats_dir, methods),
         "## Statistical methods\n\n" + methods_section(methods),
-        "## Figures\n\n" + figures_section(Path(figures_dir), out.parent, methods),
+        "## Figures\n\n"
+        + figures_section(Path(figures_dir), out.parent, methods, params.env.world),
         "## Tables\n\n" + tables_section(tables_dir),
         "## Shifting the global timestep t\n\n"
         + translation_section(attention_jsons, params.study.variants),
@@ -207,26 +209,39 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
     kind = "confirmatory" if params.verdict.confirmatory else "declared"
     sequential = params.verdict.sequential
     how = (
-        f"seeds added in interims of {sequential['seeds_per_interim']} by AdaStop (at most "
-        f"{sequential['interims']}), family-wise error at α = {methods['alpha']:g}"
+        f"seeds added in interims of {sequential['seeds_per_interim']} by a group-sequential "
+        f"test (at most {sequential['interims']}), family-wise error at α = {methods['alpha']:g}"
         if sequential
         else f"Holm over the declared family at α = {methods['alpha']:g}"
     )
     lines.append(
         f"The run's {kind} hypotheses ({len(decisions)}; {how}; Table "
         f"{table_number('decisions')}), a − b in points on the seeds each used [{level(methods)} "
-        "CI over seeds]:"
+        "CI over seeds]; where the estimate accounts for the stop, the naive mean difference "
+        "follows it:"
     )
     text = (
         " ".join(lines)
         + "\n\n"
         + "\n".join(
             f"- **{row.hypothesis}**: {row.outcome}, "
-            f"{with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign='+')} "
-            f"({row.seeds_a} + {row.seeds_b} seeds, {row.models} models)"
+            f"{with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign='+')}"
+            + (
+                ""
+                if row.estimate == verdicts.NAIVE
+                else f" ({row.estimate}; naive "
+                + with_interval(
+                    row.naive_effect_pct, row.naive_ci_low_pct, row.naive_ci_high_pct, sign="+"
+                )
+                + ")"
+            )
+            + f" ({row.seeds_a} + {row.seeds_b} seeds, {row.models} models"
+            + f", stable for {row.stable:.0%} of 100 test seeds)"
             for row in decisions.itertuples()
         )
     )
+    if params.verdict.reused_layouts:
+        text += f"\n\nLayouts reused from an exploratory run: {params.verdict.reused_layouts}"
     if sequential and (stats_dir / "interims.csv").is_file():
         interims = pd.read_csv(stats_dir / "interims.csv")
         done = interims[interims.finished.astype(bool)]
@@ -422,9 +437,10 @@ def methods_section(methods: dict) -> str:
     return "\n".join(lines)
 
 
-def figures_section(figures_dir: Path, report_dir: Path, methods: dict) -> str:
+def figures_section(figures_dir: Path, report_dir: Path, methods: dict, world: str) -> str:
     blocks = []
     for name, template in FIGURES:
+        name = name.format(world=world)  # Figure 1 is named for the run's world
         caption = template.format(level=level(methods), alpha=methods["alpha"])
         link = Path(os.path.relpath(figures_dir / f"{name}.png", report_dir)).as_posix()
         blocks.append(f"![{caption}]({link})\n\n*{caption}* ([PDF]({link[:-4]}.pdf))")

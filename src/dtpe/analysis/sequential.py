@@ -1,21 +1,26 @@
-"""Seeds added in interims: AdaStop's group-sequential permutation test (Mathieu et al.; the
-`adastop` package) replayed from the per-seed scores a run has so far.
+"""Seeds added in interims: a group-sequential test of each declared hypothesis, replayed from
+the per-seed scores a run has so far (analysis/group_sequential.py).
 
 A sequential run lists the cap's seeds in study.seeds; interim k trains seeds k*n .. (k+1)*n - 1
 (n = verdict.sequential.seeds_per_interim) of every variant that still takes part in an
 undecided hypothesis. Nothing is kept between interims but the per-model evaluation CSVs: each
-call replays every finished interim through a fresh comparator seeded by
-verdict.sequential.seed, so the same scores give the same decisions on any machine, and the
-interim that is not finished yet is the one to run (`wanted`).
+call replays every finished interim, and the interim that is not finished yet is the one to run
+(`wanted`).
 
-Hypotheses are grouped by endpoint (the grids averaged); each group is one comparator, and the
-groups share alpha equally (Bonferroni), so the family-wise error stays at alpha across them.
+Each hypothesis is one two-sided test at K = verdict.sequential.interims equally spaced looks:
+Welch's statistic on the seeds so far against the boundaries that the declared spending function
+gives (Lan-DeMets, verdict.sequential.spending) at alpha / m, m the declared hypotheses
+(Bonferroni), so the family-wise error stays at alpha across looks and hypotheses. The
+boundaries are a function of the design alone and the statistic of the scores alone: the same
+scores give the same decisions on any machine, with no random draw to hang on. A hypothesis
+whose |z| crosses its look's boundary is decided with the sign of the difference and stops.
+
 The unit of replication is the seed: a model's endpoint score is its success over the suite's
 layouts, averaged over the endpoint's grid sizes.
 
-AdaStop's "equal" at the last interim means "not rejected", not equivalence: a hypothesis
-undecided at the cap is reported as equivalent only where it declares a margin and the interval
-of its difference lies within it (analysis/verdicts.py)."""
+"Not rejected" at the cap is not equivalence: a hypothesis undecided at the cap is reported as
+equivalent only where it declares a margin and its equivalence test passes
+(analysis/verdicts.py)."""
 
 from __future__ import annotations
 
@@ -24,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from adastop import MultipleAgentsComparator
 
 from dtpe import names
+from dtpe.analysis import group_sequential
 
-CONTINUE = "continue"
-SIGN = {"larger": "a > b", "smaller": "a < b"}
+CONTINUE, NOT_REJECTED = "continue", "not rejected"
+REJECTED = ("a > b", "a < b")
 
 
 def endpoint_key(grids) -> str:
@@ -65,8 +70,9 @@ def endpoint_scores(grid: pd.DataFrame, hypotheses: list[dict]) -> pd.DataFrame:
 @dataclass(frozen=True)
 class Replay:
     decisions: pd.DataFrame
-    """one row per hypothesis: a, b, endpoint, decision (a > b, a < b, equal at the cap, or
-    continue), interim (1-based) at which it was decided or last tested, seeds of each side"""
+    """one row per hypothesis: a, b, endpoint, decision (a > b, a < b, not rejected at the cap,
+    or continue), interim (1-based) at which it was decided or last tested, seeds of each side,
+    and z, its statistic there"""
     interims: pd.DataFrame
     """one row per interim run: its number, the variants it trained and its seeds"""
     next_interim: int | None
@@ -95,70 +101,65 @@ class Replay:
         return "\n".join([head, *lines])
 
 
+def bounds(params) -> tuple[float, ...]:
+    """The |z| each look of a sequential run must reach: its spending function at alpha / m."""
+    seq = params.verdict.sequential
+    alpha = params.stats.alpha / len(params.verdict.declared())
+    return group_sequential.boundaries(seq["interims"], alpha, seq["spending"])
+
+
+def per_seed(scores: pd.DataFrame, variant: str, endpoint: str, seeds: list) -> np.ndarray:
+    """A variant's endpoint scores at `seeds`, in that order, where it has them."""
+    mine = scores[(scores.variant == variant) & (scores.endpoint == endpoint)]
+    by_seed = dict(zip(mine.seed, mine.score_pct))
+    return np.array([by_seed[s] for s in seeds if s in by_seed], float)
+
+
 def replay(params, scores: pd.DataFrame) -> Replay:
-    """Replays AdaStop over the finished interims of every endpoint group. `scores` holds the
-    per-seed endpoint scores (endpoint_scores) of the models trained so far."""
+    """Replays the group-sequential test over the finished interims. `scores` holds the per-seed
+    endpoint scores (endpoint_scores) of the models trained so far."""
     seq = params.verdict.sequential
     n, interims = seq["seeds_per_interim"], seq["interims"]
     seeds = list(params.study.seeds)
     hypotheses = params.verdict.declared()
-    groups: dict[str, list[int]] = {}
-    for i, h in enumerate(hypotheses):
-        groups.setdefault(endpoint_key(h["grids"]), []).append(i)
-    # adastop 0.1.3 compares |mean a - mean b| with the permutation distribution of the signed
-    # difference's maximum, a one-sided quantile for a two-sided statistic: on a planted null
-    # (3 comparisons, n 5, K 4) it rejected in 10.7 % of 1,000 runs at alpha 0.05. Half of
-    # alpha restores a two-sided test (tests/test_verdict.py measures it).
-    alpha = params.stats.alpha / len(groups) / 2
-
-    rows: list[dict] = [{} for _ in hypotheses]
+    critical = bounds(params)
+    rows = [
+        {"decision": CONTINUE, "interim": 0, "seeds_a": 0, "seeds_b": 0, "z": np.nan}
+        for _ in hypotheses
+    ]
     trained: dict[int, set[str]] = {}
     next_interim = None
-    for endpoint, members in groups.items():
-        agents = [
-            v
-            for v in params.study.variants
-            if any(v in (hypotheses[i]["a"], hypotheses[i]["b"]) for i in members)
-        ]
-        pairs = np.array(
-            [(agents.index(hypotheses[i]["a"]), agents.index(hypotheses[i]["b"])) for i in members]
-        )
-        comparator = MultipleAgentsComparator(
-            n=n, K=interims, B=seq["permutations"], comparisons=pairs, alpha=alpha, seed=seq["seed"]
-        )
-        mine = scores[scores.endpoint == endpoint]
-        have = {v: dict(zip(g.seed, g.score_pct)) for v, g in mine.groupby("variant")}
-        values = {v: np.array([]) for v in agents}
-        for i in members:
-            rows[i] = {"decision": CONTINUE, "interim": 0, "seeds_a": 0, "seeds_b": 0}
-        for k in range(interims):
-            live = {agents[j] for j in np.ravel(comparator.current_comparisons)}
-            block = seeds[k * n : (k + 1) * n]
-            trained.setdefault(k + 1, set()).update(live)
-            if not all(s in have.get(v, {}) for v in live for s in block):
-                next_interim = k + 1 if next_interim is None else min(next_interim, k + 1)
-                break
-            for v in live:
-                values[v] = np.concatenate([values[v], [have[v][s] for s in block]])
-            comparator.partial_compare(values, verbose=False)
-            for i, (a, b) in zip(members, pairs):
-                if rows[i]["decision"] != CONTINUE:
-                    continue
-                rows[i] = {
-                    "decision": comparator.decisions[str(np.array([a, b]))],
-                    "interim": k + 1,
-                    "seeds_a": len(values[agents[a]]),
-                    "seeds_b": len(values[agents[b]]),
-                }
-            if comparator.is_finished:
-                break
+    for k in range(interims):
+        open_ = [i for i, r in enumerate(rows) if r["decision"] == CONTINUE]
+        if not open_:
+            break
+        live = {hypotheses[i][side] for i in open_ for side in "ab"}
+        block, so_far = seeds[k * n : (k + 1) * n], seeds[: (k + 1) * n]
+        trained[k + 1] = live
+        have = set(zip(scores.variant, scores.seed))
+        if not all((v, s) in have for v in live for s in block):
+            next_interim = k + 1
+            break
+        for i in open_:
+            h = hypotheses[i]
+            endpoint = endpoint_key(h["grids"])
+            a, b = (per_seed(scores, h[side], endpoint, so_far) for side in "ab")
+            z, _ = group_sequential.welch_z(a, b)
+            crossed = abs(z) >= critical[k]
+            last = k == interims - 1
+            rows[i] = {
+                "decision": REJECTED[int(z < 0)] if crossed else NOT_REJECTED if last else CONTINUE,
+                "interim": k + 1,
+                "seeds_a": len(a),
+                "seeds_b": len(b),
+                "z": z,
+            }
     decisions = pd.DataFrame(
         [
             {"a": h["a"], "b": h["b"], "endpoint": endpoint_key(h["grids"]), **row}
             for h, row in zip(hypotheses, rows)
         ]
     )
-    decisions["decision"] = decisions.decision.map(lambda d: SIGN.get(d, d))
     done = [k for k in trained if next_interim is None or k < next_interim]
     table = pd.DataFrame(
         [
@@ -202,3 +203,25 @@ def plan(params, grid_folder) -> Replay:
         else pd.DataFrame(columns=columns)
     )
     return replay(params, endpoint_scores(episodes, params.verdict.declared()))
+
+
+def simulate(params, draws: np.ndarray) -> np.ndarray:
+    """The design's decisions (runs, hypotheses) on simulated per-seed scores `draws` (runs,
+    study.variants, study.seeds in order): +1 a > b, -1 a < b, 0 not rejected by the cap. Each
+    hypothesis is decided at the first look whose |z| reaches its boundary, as replay decides
+    it, so their error rates are the design's."""
+    n, interims = (params.verdict.sequential[k] for k in ("seeds_per_interim", "interims"))
+    variants = list(params.study.variants)
+    critical = np.array(bounds(params))
+    hypotheses = params.verdict.declared()
+    out = np.zeros((len(draws), len(hypotheses)), int)
+    for i, h in enumerate(hypotheses):
+        a, b = (draws[:, variants.index(h[side])] for side in "ab")  # (runs, seeds)
+        looks = [
+            group_sequential.welch_z(a[:, :k], b[:, :k])[0] for k in range(n, n * interims + 1, n)
+        ]
+        z = np.stack(looks, axis=1)  # (runs, looks)
+        crossed = np.abs(z) >= critical
+        first, hit = crossed.argmax(1), crossed.any(1)
+        out[hit, i] = np.sign(z[hit, first[hit]]).astype(int)
+    return out

@@ -1,27 +1,44 @@
-"""The verdict on a run's declared hypotheses: one row per hypothesis with its outcome, effect,
-interval, seeds and models (results/stats/decisions.csv).
+"""The verdict on a run's declared hypotheses: one row per hypothesis with its outcome, estimate,
+interval, seeds, models and stability (results/stats/decisions.csv).
 
 Each hypothesis compares two variants on one endpoint, the per-seed success averaged over its
 grid sizes (sequential.endpoint_scores); the seed is the unit of replication. A fixed design
 tests the family at once: an exact permutation test over seed labels per hypothesis, Holm over
-the declared family only. A sequential design takes AdaStop's decisions (sequential.replay), and
-each hypothesis's numbers from the seeds it had when it was decided. Either way:
+the declared family only. A sequential design takes the group-sequential decisions
+(sequential.replay), and each hypothesis's numbers from the seeds it had when it was decided.
+Either way:
 - a > b or a < b: rejected, with the sign of the difference;
-- equivalent within +-margin: not rejected, a margin declared, and the difference's
-  1 - 2 alpha interval (the two one-sided tests at alpha) inside it;
+- equivalent within +-margin: not rejected, a margin declared, and the two one-sided Welch tests
+  against -margin and +margin (TOST) pass at alpha after Holm over the hypotheses tested for
+  equivalence, so the family's equivalence claims hold together as its difference claims do;
 - undecided: not rejected and not shown equivalent (at the cap, in a sequential run);
 - open: a sequential run whose next interim still tests it.
-The effect's interval is the 1 - alpha percentile bootstrap over seeds, each variant's seeds
-resampled independently (scipy.stats.bootstrap); the layouts are the suite's, the same for
-every model."""
+
+The estimate: in a sequential run, stopping where the difference happens to be large biases the
+plain mean difference away from 0, so the verdict's estimate and interval are the stagewise
+median-unbiased ones (group_sequential.adjusted), and the plain mean difference and its
+bootstrap interval over the seeds used stay beside them as `naive_*`. In a fixed design both
+are the plain ones. The bootstrap resamples each variant's seeds independently
+(scipy.stats.bootstrap); the layouts are the suite's, the same for every model.
+
+`stable` is the share of 100 seeds of the statistics' generator (stats.seed 0..99) under which
+the outcome comes out the same: 1.0 where the decision draws nothing at random."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
-from dtpe.analysis import sequential
-from dtpe.analysis.inference import cell_rng, holm, percentile_interval, permutation_p
+from dtpe.analysis import group_sequential, sequential
+from dtpe.analysis.inference import (
+    MAX_EXACT_PERMUTATIONS,
+    cell_rng,
+    holm,
+    percentile_interval,
+    permutation_p,
+    relabellings,
+)
 
 COLUMNS = [
     "hypothesis",
@@ -29,20 +46,29 @@ COLUMNS = [
     "b",
     "endpoint",
     "outcome",
+    "estimate",
     "effect_pct",
     "ci_low_pct",
     "ci_high_pct",
+    "naive_effect_pct",
+    "naive_ci_low_pct",
+    "naive_ci_high_pct",
     "margin_pct",
     "equivalence_low_pct",
     "equivalence_high_pct",
     "p_value",
     "p_holm",
+    "p_tost",
+    "p_tost_holm",
     "seeds_a",
     "seeds_b",
     "models",
     "interim",
+    "stable",
 ]
 OPEN, UNDECIDED = "open", "undecided"
+NAIVE, STAGEWISE = "mean difference", "stagewise median-unbiased"
+STABILITY_SEEDS = range(100)
 
 
 def interval(a: np.ndarray, b: np.ndarray, confidence: float, sp, rng) -> tuple[float, float]:
@@ -55,52 +81,129 @@ def interval(a: np.ndarray, b: np.ndarray, confidence: float, sp, rng) -> tuple[
     return float(low), float(high)
 
 
-def summarise(h: dict, a: np.ndarray, b: np.ndarray, sp) -> dict:
-    """Effect and intervals of one hypothesis on the seeds it used."""
+def welch_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Welch's interval of mean(a) - mean(b) at `confidence`: the one the TOST's two one-sided
+    tests at (1 - confidence) / 2 read."""
+    if len(a) < 2 or len(b) < 2:
+        return np.nan, np.nan
+    ci = sps.ttest_ind(a, b, equal_var=False).confidence_interval(confidence)
+    diff = a.mean() - b.mean()
+    # two constant samples: scipy gives NaN, the interval is the difference itself
+    return (diff, diff) if np.isnan(ci.low) else (float(ci.low), float(ci.high))
+
+
+def tost_p(a: np.ndarray, b: np.ndarray, margin: float) -> float:
+    """The p of the two one-sided Welch tests of |mean(a) - mean(b)| < margin (the larger of the
+    two: H0 a - b <= -margin, and H0 a - b >= margin)."""
+    if len(a) < 2 or len(b) < 2:
+        return np.nan
+    if a.var() == 0 and b.var() == 0:  # scipy's t is undefined: the difference is exact
+        return 0.0 if abs(a.mean() - b.mean()) < margin else 1.0
+    above = sps.ttest_ind(a + margin, b, equal_var=False, alternative="greater").pvalue
+    below = sps.ttest_ind(a - margin, b, equal_var=False, alternative="less").pvalue
+    return float(max(above, below))
+
+
+def describe(h: dict, a: np.ndarray, b: np.ndarray, sp) -> dict:
+    """The plain estimate and intervals of one hypothesis on the seeds it used."""
     endpoint = sequential.endpoint_key(h["grids"])
     low, high = interval(
         a, b, 1 - sp.alpha, sp, cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint)
     )
-    eq_low, eq_high = (
-        interval(a, b, 1 - 2 * sp.alpha, sp, cell_rng(sp.seed, "tost", h["a"], h["b"], endpoint))
-        if h["margin"] is not None
-        else (np.nan, np.nan)
-    )
+    margin = h["margin"]
+    eq_low, eq_high = (np.nan, np.nan) if margin is None else welch_interval(a, b, 1 - 2 * sp.alpha)
+    effect = float(a.mean() - b.mean()) if len(a) and len(b) else np.nan
     return {
         "hypothesis": f"{h['a']} vs {h['b']} on {endpoint}",
         "a": h["a"],
         "b": h["b"],
         "endpoint": endpoint,
-        "effect_pct": float(a.mean() - b.mean()) if len(a) and len(b) else np.nan,
+        "estimate": NAIVE,
+        "effect_pct": effect,
         "ci_low_pct": low,
         "ci_high_pct": high,
-        "margin_pct": np.nan if h["margin"] is None else float(h["margin"]),
+        "naive_effect_pct": effect,
+        "naive_ci_low_pct": low,
+        "naive_ci_high_pct": high,
+        "margin_pct": np.nan if margin is None else float(margin),
         "equivalence_low_pct": eq_low,
         "equivalence_high_pct": eq_high,
+        "p_tost": np.nan if margin is None else tost_p(a, b, margin),
         "seeds_a": len(a),
         "seeds_b": len(b),
         "models": len(a) + len(b),
     }
 
 
-def not_rejected(row: dict, at_end: bool) -> str:
-    """The outcome of a hypothesis the test did not reject."""
-    if not at_end:
-        return OPEN
-    margin = row["margin_pct"]
-    if (
-        np.isfinite(margin)
-        and -margin < row["equivalence_low_pct"] <= row["equivalence_high_pct"] < margin
-    ):
-        return f"equivalent within ±{margin:g}"
-    return UNDECIDED
+def equivalence(rows: list[dict], tested: list[bool], alpha: float) -> list[str | None]:
+    """Holm over the TOSTs of the hypotheses `tested` for equivalence: per row its outcome,
+    equivalent or undecided, None where not tested."""
+    p = [r["p_tost"] if t else np.nan for r, t in zip(rows, tested)]
+    adjusted = holm(p)
+    out = []
+    for r, t, q in zip(rows, tested, adjusted):
+        r["p_tost_holm"] = q
+        out.append(
+            None if not t else f"equivalent within ±{r['margin_pct']:g}" if q < alpha else UNDECIDED
+        )
+    return out
 
 
-def per_seed(scores: pd.DataFrame, variant: str, endpoint: str, seeds: list) -> np.ndarray:
-    """A variant's endpoint scores at `seeds`, in that order, where it has them."""
-    mine = scores[(scores.variant == variant) & (scores.endpoint == endpoint)]
-    by_seed = dict(zip(mine.seed, mine.score_pct))
-    return np.array([by_seed[s] for s in seeds if s in by_seed], float)
+def stopped(h: dict, d, a: np.ndarray, b: np.ndarray, params) -> dict:
+    """A sequential hypothesis's estimate, interval and p that account for where it stopped:
+    the stagewise ordering over the design's looks, in points through the z of the look it
+    stopped at."""
+    bounds = sequential.bounds(params)
+    look, z = d.interim - 1, d.z
+    effect = a.mean() - b.mean()
+    _, se = group_sequential.welch_z(a, b)
+    # theta is z at the cap in expectation; at this look, z per point is z / effect
+    per_theta = np.sqrt(d.interim / len(bounds)) * (effect / z if z and np.isfinite(z) else se)
+    theta, low, high = group_sequential.adjusted(bounds, look, z, 1 - params.stats.alpha)
+    tail = group_sequential.stagewise_tail(bounds, look, z, 0.0) if np.isfinite(z) else 0.0
+    return {
+        "estimate": STAGEWISE,
+        "effect_pct": theta * per_theta,
+        "ci_low_pct": low * per_theta,
+        "ci_high_pct": high * per_theta,
+        "p_value": min(1.0, 2 * min(tail, 1 - tail)),
+    }
+
+
+def permutation_ps(params, scores: pd.DataFrame, seed: int) -> list[float]:
+    """Each declared hypothesis's permutation p with the statistics' generator at `seed` (a
+    fixed design's test: exact where the relabellings are few enough, else sampled)."""
+    seeds, out = list(params.study.seeds), []
+    for h in params.verdict.declared():
+        endpoint = sequential.endpoint_key(h["grids"])
+        a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
+        out.append(permutation_p(a, b, cell_rng(seed, "test", h["a"], h["b"], endpoint))[0])
+    return out
+
+
+def outcomes(params, replayed, rows: list[dict], p: list[float] | None) -> list[str]:
+    """Each hypothesis's outcome: from the replay's decisions in a sequential run, from the
+    permutation ps `p` in a fixed one; then equivalence where not rejected."""
+    hypotheses, alpha = params.verdict.declared(), params.stats.alpha
+    if params.verdict.sequential:
+        ends = [d.decision != sequential.CONTINUE for d in replayed.decisions.itertuples()]
+        found = [
+            d.decision if d.decision in sequential.REJECTED else None
+            for d in replayed.decisions.itertuples()
+        ]
+        tested = [
+            end and f is None and h["margin"] is not None
+            for end, f, h in zip(ends, found, hypotheses)
+        ]
+        equal = equivalence(rows, tested, alpha)
+        return [f or e or (UNDECIDED if end else OPEN) for f, e, end in zip(found, equal, ends)]
+    rejected = [q < alpha for q in holm(p)]
+    tested = [not rej and h["margin"] is not None for rej, h in zip(rejected, hypotheses)]
+    equal = equivalence(rows, tested, alpha)
+    return [
+        ("a > b" if r["effect_pct"] > 0 else "a < b") if rej else e or UNDECIDED
+        for r, rej, e in zip(rows, rejected, equal)
+    ]
 
 
 def decide(params, scores: pd.DataFrame | None, replayed=None) -> pd.DataFrame:
@@ -115,34 +218,27 @@ def decide(params, scores: pd.DataFrame | None, replayed=None) -> pd.DataFrame:
     if params.verdict.sequential:
         replayed = replayed or sequential.replay(params, scores)
         for h, d in zip(hypotheses, replayed.decisions.itertuples()):
-            a = per_seed(scores, h["a"], d.endpoint, seeds)[: d.seeds_a]
-            b = per_seed(scores, h["b"], d.endpoint, seeds)[: d.seeds_b]
-            row = summarise(h, a, b, sp)
-            at_end = d.decision != sequential.CONTINUE
-            rejected = d.decision in sequential.SIGN.values()
-            outcome = d.decision if rejected else not_rejected(row, at_end)
-            rows.append(
-                {
-                    **row,
-                    "outcome": outcome,
-                    "p_value": np.nan,
-                    "p_holm": np.nan,
-                    "interim": d.interim,
-                }
-            )
-        return pd.DataFrame(rows, columns=COLUMNS)
-    for h in hypotheses:
-        endpoint = sequential.endpoint_key(h["grids"])
-        a = per_seed(scores, h["a"], endpoint, seeds)
-        b = per_seed(scores, h["b"], endpoint, seeds)
-        p, _ = permutation_p(a, b, cell_rng(sp.seed, "test", h["a"], h["b"], endpoint))
-        rows.append({**summarise(h, a, b, sp), "p_value": p, "interim": np.nan})
-    frame = pd.DataFrame(rows)
-    frame["p_holm"] = holm(frame.p_value)
-    frame["outcome"] = [
-        ("a > b" if r["effect_pct"] > 0 else "a < b")
-        if r["p_holm"] < sp.alpha
-        else not_rejected(r, at_end=True)
-        for r in frame.to_dict("records")
-    ]
-    return frame[COLUMNS]
+            a = sequential.per_seed(scores, h["a"], d.endpoint, seeds)[: d.seeds_a]
+            b = sequential.per_seed(scores, h["b"], d.endpoint, seeds)[: d.seeds_b]
+            row = {**describe(h, a, b, sp), "p_value": np.nan, "p_holm": np.nan}
+            if d.decision != sequential.CONTINUE:
+                row.update(stopped(h, d, a, b, params))
+            rows.append({**row, "interim": d.interim})
+    else:
+        for h in hypotheses:
+            endpoint = sequential.endpoint_key(h["grids"])
+            a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
+            rows.append({**describe(h, a, b, sp), "interim": np.nan})
+    p, again = None, []
+    if not params.verdict.sequential:
+        p = permutation_ps(params, scores, sp.seed)
+        for row, raw, q in zip(rows, p, holm(p)):
+            row["p_value"], row["p_holm"] = raw, q
+        # an exact test (and the sequential design) draws nothing: only a sampled one can move
+        if any(relabellings(r["seeds_a"], r["seeds_b"]) > MAX_EXACT_PERMUTATIONS for r in rows):
+            again = [permutation_ps(params, scores, s) for s in STABILITY_SEEDS]
+    found = outcomes(params, replayed, rows, p)
+    for i, (row, outcome) in enumerate(zip(rows, found)):
+        same = [outcomes(params, replayed, [dict(r) for r in rows], q)[i] == outcome for q in again]
+        row["outcome"], row["stable"] = outcome, float(np.mean(same)) if same else 1.0
+    return pd.DataFrame(rows, columns=COLUMNS)

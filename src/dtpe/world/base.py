@@ -32,6 +32,28 @@ class Words:
 
 
 class World(ABC):
+    """One world, as the steps, params, analysis and explorer see it.
+
+    Required (a class attribute without a default, or an abstract method): `name`, `vocabulary`,
+    `min_size`, `options`, `layout_arrays`, `words`, `colours`, `legend`, `stepper`, `planner`,
+    `initial_state`, `cap`, `draw`, `layouts`, `agent`, `ground`. With a default, overridden
+    where a world differs: `chunk` (None: every layout planned at once), `heading` (None: no
+    heading), `evaluation_env` (its own stepper; MiniGrid itself for a MiniGrid world),
+    `replay_env`, `check_size`, `fingerprints`, `arrays`, `optimal_steps`, `episodes`.
+
+    What the pipeline relies on beyond the types (tests/test_world_registry.py checks each, for
+    every world found):
+    - cell codes: `vocabulary.codes` names one "empty" (the floor every agent starts on: `ground`
+      at `initial_state`) and one "goal" (what an agent that succeeded stands on);
+    - `layout_arrays` begins with "grid" (B, N, N) and "start" (B, 2), then any of its own
+      (DoorKey's "heading"): a data file saves them, `fingerprints` tells layouts apart by them;
+    - `options` is a literal dict in the class body of the package's `__init__.py` (world/
+      catalog.py reads it from the source without importing the world, to validate params);
+      `{}` for a world without knobs;
+    - `draw` returns distinct layouts, none in `exclude`: the training, validation and test
+      layouts of a run never repeat, nor the suites' (fewer only where `whole` is False).
+    """
+
     name: ClassVar[str]
     """its package's name under world/, params' `env.world`"""
     vocabulary: ClassVar[Vocabulary]
@@ -40,9 +62,10 @@ class World(ABC):
     """the smallest grid side it draws"""
     options: ClassVar[dict[str, tuple]]
     """its knobs (params `worlds.<name>.<knob>`): name -> (smallest, largest or None) allowed
-    value, ints for an integer knob"""
+    value, ints for an integer knob; a literal dict (`options = {...}` in its package's
+    __init__.py), read from the source by world/catalog.py"""
     layout_arrays: ClassVar[tuple[str, ...]]
-    """the arrays a layout is saved as and told apart by: grid, start and any of its own"""
+    """the arrays a layout is saved as and told apart by: "grid", "start", then any of its own"""
     chunk: ClassVar[int | None] = None
     """layouts planned at once (None: all), where the planner's states a layout are many"""
     words: ClassVar[Words]
