@@ -52,6 +52,7 @@ def tiny_raw() -> dict:
     raw["model"].update(d_model=32, n_heads=2, n_layers=2, context=6, item_dim=4, encoder_filters=8)
     raw["train"].update(epochs=2, batch_size=32, val_layouts=6, val_every=1)
     raw["evaluate"].update(contexts=[6, 9], batch_size=4)
+    raw["reach"].update(contexts=[1, 2, 4])  # below the tiny context
     raw["attention"].update(grid_size=10, episodes=3, shift=20)
     return raw
 

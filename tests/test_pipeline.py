@@ -52,6 +52,7 @@ def e2e_params() -> dict:
     raw["model"].update(d_model=16, n_heads=2, n_layers=1, context=6, item_dim=4, encoder_filters=4)
     raw["train"].update(epochs=1, batch_size=32, val_layouts=4)
     raw["evaluate"].update(contexts=[6, 9], batch_size=4)
+    raw["reach"].update(contexts=[1, 4])
     raw["attention"].update(grid_size=10, episodes=2, shift=20)
     return raw
 

@@ -139,6 +139,25 @@ def cmd_evaluate(args, params):
     )
 
 
+def cmd_reach(args, params):
+    import pandas as pd
+
+    from dtpe import atomic
+    from dtpe.steps import reach
+
+    model = _load_model(args, params)
+    grid = pd.read_csv(args.grid)
+    rows = reach.ladder(model, params, args.data, args.variant, args.seed, grid)
+    with atomic.output(args.out) as tmp:
+        rows.to_csv(tmp, index=False)
+    trained = grid[grid.grid_size.isin(rows.grid_size)]
+    success = pd.concat([rows, trained]).groupby(["context", "grid_size"]).success.mean()
+    print(
+        f"reach {args.variant} seed {args.seed}: success by context x grid size "
+        f"(context {params.model.context}: the grid sweep's)\n{success.unstack().round(2)}"
+    )
+
+
 def cmd_attention(args, params):
     from dtpe import atomic
     from dtpe.steps import attention
@@ -165,7 +184,18 @@ def cmd_stats(args, params):
             per_model(models, results, "train", "/metrics.csv"),
             per_model(models, results, "attention", ".json"),
             tmp,
+            reach_csvs(models, results),
         )
+
+
+def reach_csvs(models, results: Path) -> list[Path]:
+    """The reach step's CSVs of `models`: every one, or none in a run that predates the step; a
+    run that has some lacks the others by mistake."""
+    paths = per_model(models, results, "eval/reach", ".csv")
+    missing = [p for p in paths if not p.is_file()]
+    if missing and len(missing) < len(paths):
+        raise FileNotFoundError(f"reach: {len(missing)} models lack their CSV, e.g. {missing[0]}")
+    return [] if missing else paths
 
 
 def cmd_tables(args, params):
@@ -264,7 +294,7 @@ def _check_variant(name: str, params) -> None:
 
 
 # the steps that run a model: their numerics are checked (and training records them)
-_TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_attention, cmd_explore}
+_TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_reach, cmd_attention, cmd_explore}
 
 
 class _Renamed(argparse.Action):
@@ -297,11 +327,14 @@ def parser() -> argparse.ArgumentParser:
     )
     out_help = {
         "train": "folder for the trained model (safetensors and config.json)",
+        "reach": "CSV to write, one row per episode: the reach sizes' suites at each context "
+        "of reach.contexts",
         "attention": "JSON to write",
     }
     for name, func, help in (
         ("train", cmd_train, "train one model"),
         ("evaluate", cmd_evaluate, "the test split, grid and context sweeps of one model"),
+        ("reach", cmd_reach, "one model at contexts shorter than the training one"),
         ("attention", cmd_attention, "attention analysis of one model"),
     ):
         p = step(name, func, help)
@@ -332,6 +365,8 @@ def parser() -> argparse.ArgumentParser:
             )
         else:
             p.add_argument("--model", type=Path, required=True, help="folder of the trained model")
+        if name == "reach":  # the training context's episodes, played by the grid sweep
+            p.add_argument("--grid", type=Path, required=True, help="the model's grid sweep CSV")
         if name == "evaluate":
             for sweep, what in (
                 ("test", "the training size's test split at the training context"),

@@ -111,6 +111,16 @@ class Evaluate:
 
 
 @dataclass(frozen=True)
+class Reach:
+    contexts: list
+    """contexts (timesteps) shorter than the training one at which the reach step plays each
+    model: each at least 1 and below model.context"""
+    sizes: list | None = None
+    """suite sizes it plays them on, each one of data.suite_sizes; None: the training size (if it
+    is a suite size) and the largest suite size"""
+
+
+@dataclass(frozen=True)
 class Attention:
     grid_size: int
     """suite whose episodes are analysed"""
@@ -197,6 +207,7 @@ class Params:
     model: Model
     train: Train
     evaluate: Evaluate
+    reach: Reach
     attention: Attention
     explorer: Explorer
     stats: Stats
@@ -209,6 +220,14 @@ class Params:
         if self.verdict.sequential:
             return list(self.study.seeds[: self.verdict.sequential["seeds_per_interim"]])
         return list(self.study.seeds)
+
+    def reach_sizes(self) -> list:
+        """The suite sizes the reach step plays: reach.sizes, or the training size (where it is a
+        suite size) and the largest suite size."""
+        if self.reach.sizes is not None:
+            return sorted(self.reach.sizes)
+        suites = self.data.suite_sizes
+        return sorted({max(suites), *(n for n in suites if n == self.data.train_size)})
 
     def model_config(self, variant: str) -> ModelConfig:
         """The config of variant `variant`'s model: the `model` group and the options of the
@@ -295,6 +314,7 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
             f"{key(('model', 'd_model'))}: must be even (sinusoidal encodings pair sin and cos)"
         )
     _check_verdict(p, key)
+    _check_reach(p, key)
     split_counts = split_sizes(p.data.episodes, p.data.split)
     if min(split_counts.values()) < 1:
         raise ParamsError(
@@ -333,6 +353,23 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
                 f"{key(('study', 'seeds'))}: {len(p.study.seeds)} seeds, but verdict.sequential "
                 f"caps the run at {v.sequential['interims']} interims x "
                 f"{v.sequential['seeds_per_interim']} = {cap}: list the cap's seeds in order"
+            )
+
+
+def _check_reach(p: Params, key: Callable[[tuple], str]) -> None:
+    """The reach step's contexts lie below the training context (it reads the training
+    context's episodes from the grid sweep) and its sizes are suite sizes."""
+    for i, context in enumerate(p.reach.contexts):
+        if context >= p.model.context:
+            raise ParamsError(
+                f"{key(('reach', 'contexts', i))}: {context} is not below the training context "
+                f"model.context {p.model.context} (the grid sweep plays that one)"
+            )
+    for i, size in enumerate(p.reach.sizes or []):
+        if size not in p.data.suite_sizes:
+            raise ParamsError(
+                f"{key(('reach', 'sizes', i))}: {size} is not a suite size "
+                f"(data.suite_sizes {p.data.suite_sizes})"
             )
 
 

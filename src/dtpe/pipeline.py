@@ -138,6 +138,32 @@ STEPS = (
         runtime=60,
     ),
     Step(
+        "reach",
+        f"dtpe reach --params {{params}} {_ONE} --threads {{threads}} --data data "
+        f"--model models/{MODEL} --grid results/eval/grid/{MODEL}.csv "
+        f"--out results/eval/reach/{MODEL}.csv",
+        inputs=("data", f"models/{MODEL}", f"results/eval/grid/{MODEL}.csv"),
+        outputs=(Out(f"results/eval/reach/{MODEL}.csv"),),
+        # its own params group, and of evaluate's only what suite_rows reads: adding or changing
+        # the ladder reruns no evaluation
+        params=(
+            "reach",
+            "evaluate.target_return",
+            "evaluate.batch_size",
+            "evaluate.precision",
+            "env",
+            "compute",
+            "model",
+            "data.suite_sizes",
+            "data.train_size",
+            "variants.{variant}",
+        ),
+        per_model=True,
+        threads=True,
+        mem_mb=4000,
+        runtime=30,
+    ),
+    Step(
         "attention",
         f"dtpe attention --params {{params}} {_ONE} --threads {{threads}} --data data "
         f"--model models/{MODEL} --out results/attention/{MODEL}.json",
@@ -179,7 +205,10 @@ STEPS = (
         "stats",
         "dtpe stats --params {params} --results results --out results/stats",
         inputs=(
-            *(f"results/eval/{sweep}/{{model}}.csv" for sweep in ("test", "grid", "context")),
+            *(
+                f"results/eval/{sweep}/{{model}}.csv"
+                for sweep in ("test", "grid", "context", "reach")
+            ),
             "results/train/{model}",
             "results/attention/{model}.json",
         ),

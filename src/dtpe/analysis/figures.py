@@ -65,6 +65,13 @@ def draw(
             colours,
             methods,
         ),
+        "fig8_reach": reach(
+            pd.read_csv(stats_dir / "reach.csv"),
+            pd.read_csv(stats_dir / "effective_context.csv"),
+            params.model.context,
+            colours,
+            methods,
+        ),
     }
     assert tuple(figures) == figure_names(params.env.world), "figures drawn, outputs.FIGURES differ"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -309,4 +316,50 @@ def aggregates(profile: pd.DataFrame, iqm: pd.DataFrame, colours: dict, methods:
     fig.suptitle(
         f"Grid sizes {tasks} as tasks: performance profile and IQM ({level} stratified bootstrap)"
     )
+    return fig
+
+
+def reach(
+    success: pd.DataFrame, effective: pd.DataFrame, train_context: int, colours: dict, methods: dict
+) -> Figure:
+    """Figure 8: mean success against context (log scale) per grid size of the reach step, one
+    line per variant with the bootstrap CI of the mean as bars, the training context dashed and
+    each variant's effective context an open marker."""
+    sizes = sorted(success.grid_size.unique())
+    fig = Figure(figsize=(1.5 + 4.2 * max(len(sizes), 1), 4.2), layout="constrained")
+    if not sizes:
+        fig.text(0.5, 0.5, "no reach evaluation in this run", ha="center", va="center")
+        return fig
+    axes = np.atleast_1d(fig.subplots(1, len(sizes), sharey=True))
+    contexts = sorted(success.context.unique())
+    # Multiplicative offsets keep the intervals of different variants apart on the log axis.
+    shifts = np.geomspace(0.93, 1.07, len(colours)) if len(colours) > 1 else [1.0]
+    for ax, size in zip(axes, sizes):
+        for shift, (variant, colour) in zip(shifts, colours.items()):
+            rows = success[(success.grid_size == size) & (success.variant == variant)]
+            if not len(rows):
+                continue
+            x = rows.context * shift
+            ax.plot(x, rows.success_pct_mean, color=colour, marker="o", label=variant)
+            ax.vlines(x, rows.ci_low_pct, rows.ci_high_pct, color=colour)
+            mark = effective[(effective.grid_size == size) & (effective.variant == variant)]
+            if len(mark) and pd.notna(mark.effective_context.iloc[0]):
+                ax.plot(
+                    mark.effective_context * shift,
+                    mark.effective_success_pct,
+                    linestyle="none",
+                    marker="o",
+                    markersize=11,
+                    markerfacecolor="none",
+                    color=colour,
+                )
+        ax.axvline(train_context, color="black", linestyle="--", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_xticks(contexts, [str(c) for c in contexts])
+        ax.minorticks_off()
+        ax.set(title=f"{size}×{size}", xlabel="context (timesteps)", ylim=(-3, 103))
+    axes[0].set(ylabel="success (%)")
+    axes[0].legend()
+    level = f"{100 * methods['confidence']:g} %"
+    fig.suptitle(f"Success against context (bars: {level} CI; dashed: training context)")
     return fig

@@ -44,6 +44,13 @@ FIGURES = (
         "profile, the share of seed × grid scores above each success threshold (left), and the "
         "IQM of those scores (right); bands and bars: {level} stratified bootstrap CI.",
     ),
+    (
+        "fig8_reach",
+        "Figure 8. How far back each variant looks: success against the context it is played "
+        "at (log scale; dashed: the training context), one panel per grid size; bars: {level} "
+        "bootstrap CI of the mean over seeds and layouts; open markers: each variant's effective "
+        "context.",
+    ),
 )
 FIGURE_TEMPLATES = tuple(name for name, _ in FIGURES)
 """the figures' names, the run's world as `{world}`"""
@@ -64,6 +71,7 @@ TABLES = (
     ("comparisons", "Pairwise comparisons"),
     ("power", "Power"),
     ("ranking", "Ranking"),
+    ("reach", "How far back each variant looks"),
 )
 TABLE_NAMES = tuple(name for name, _ in TABLES)
 

@@ -186,6 +186,8 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
             "### Mechanisms\n\n"
             + context_text(pd.read_csv(stats_dir / "context.csv"))
             + "\n\n"
+            + reach_text(pd.read_csv(stats_dir / "effective_context.csv"))
+            + "\n\n"
             + confound_text(params.study.variants),
             "### What is reproducible\n\n"
             + reproducible_text(pd.read_csv(stats_dir / "numerics.csv")),
@@ -405,6 +407,35 @@ def context_text(context: pd.DataFrame) -> str:
             for row in rows.itertuples()
         )
         lines.append(f"- {ctx} timesteps ({multiple:g}× the training context): {cells}.")
+    return "\n".join(lines)
+
+
+def reach_text(effective: pd.DataFrame) -> str:
+    """Per grid size of the reach step, each variant's effective context (its table)."""
+    if not len(effective):
+        return (
+            "How far back each variant looks: not measured in this run (no reach evaluation; "
+            f"Table {table_number('reach')})."
+        )
+    lines = [
+        f"How far back each variant looks (Table {table_number('reach')}, Figure 8): the "
+        "effective context, the shortest context from which on every longer one's mean success "
+        "is at or above the lower bound of the training context's interval, out of "
+        f"{effective.train_context.iloc[0]} trained."
+    ]
+    for size, rows in effective.groupby("grid_size", sort=True):
+        cells = "; ".join(
+            f"{row.variant} "
+            + (
+                "undefined (one seed)"
+                if pd.isna(row.effective_context)
+                else f"{row.effective_context:.0f} ({row.effective_success_pct:.1f} % against "
+                + mean_interval(row.train_success_pct, row.train_ci_low_pct, row.train_ci_high_pct)
+                + " trained)"
+            )
+            for row in rows.itertuples()
+        )
+        lines.append(f"- {grid_label(size)}: {cells}.")
     return "\n".join(lines)
 
 

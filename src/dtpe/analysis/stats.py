@@ -21,7 +21,9 @@ Outputs in out_dir: training.csv, training_curves.csv, success_by_grid.csv, step
 context.csv, comparisons.csv, ranking.csv, power.csv, iqm.csv and profile.csv (rliable's
 aggregates, aggregates.py), decisions.csv (the declared hypotheses, verdicts.py; empty where none
 are declared), scores.csv (each model's per-seed endpoint scores, where hypotheses are declared),
-interims.csv (a sequential run's interims), design.json (could the design reject: design.py),
+interims.csv (a sequential run's interims), reach.csv and effective_context.csv (success at
+contexts shorter than the training one and how far back each variant looks, analysis/reach.py;
+empty in a run without the reach step), design.json (could the design reject: design.py),
 metrics.json, methods.json, and attention_maps.json (each variant's attention averaged over its
 seeds, for Figure 4).
 """
@@ -38,7 +40,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from dtpe import names
-from dtpe.analysis import aggregates, design, methods, sequential, verdicts
+from dtpe.analysis import aggregates, design, methods, reach, sequential, verdicts
 from dtpe.analysis.inference import (
     cell_rng,
     chance_gap,
@@ -61,7 +63,10 @@ def run(
     metrics_csvs: list[Path],
     attention_jsons: list[Path],
     out_dir: Path,
+    reach_csvs: list[Path] = (),
 ) -> None:
+    """Every output in out_dir (module docstring); `reach_csvs`: the reach step's CSVs, none
+    in a run that predates it."""
     sp, variants = params.stats, list(params.study.variants)
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
@@ -102,6 +107,9 @@ def run(
         "iqm": iqm_table,
         "profile": profile_table,
     }
+    ladder = ordered(read_episodes(reach_csvs), variants) if reach_csvs else None
+    results["reach"] = reach_success(ladder, success, sp, train_context)
+    results["effective_context"] = reach.effective_context(results["reach"], train_context)
     if scores is not None:
         results["scores"] = scores
     if replayed is not None:
@@ -257,9 +265,10 @@ def training_curves(metrics: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def success_by_grid(grid: pd.DataFrame, sp) -> pd.DataFrame:
+def success_by_grid(grid: pd.DataFrame, sp, cell: tuple = ("success",)) -> pd.DataFrame:
     """Mean ± std over seeds, the two-level bootstrap interval of the mean and the IQM of
-    per-seed success, per grid size and variant."""
+    per-seed success, per grid size and variant; each interval drawn by the generator of `cell`
+    and its grid size and variant."""
     grid = grid[grid.applicable]
     summary = over_seeds(
         per_seed_success(grid, ["grid_size", "variant"]),
@@ -269,9 +278,7 @@ def success_by_grid(grid: pd.DataFrame, sp) -> pd.DataFrame:
     rows = []
     for row in summary.itertuples():
         done = outcomes(grid[(grid.grid_size == row.grid_size) & (grid.variant == row.variant)])
-        low, high = mean_interval(
-            done, sp, cell_rng(sp.seed, "success", row.grid_size, row.variant)
-        )
+        low, high = mean_interval(done, sp, cell_rng(sp.seed, *cell, row.grid_size, row.variant))
         rows.append(
             {
                 "ci_low_pct": low,
@@ -281,6 +288,37 @@ def success_by_grid(grid: pd.DataFrame, sp) -> pd.DataFrame:
             }
         )
     return pd.concat([summary, pd.DataFrame(rows, index=summary.index)], axis=1)
+
+
+REACH_COLUMNS = [
+    "grid_size",
+    "variant",
+    "context",
+    "success_pct_mean",
+    "success_pct_std",
+    "n_seeds",
+    "ci_low_pct",
+    "ci_high_pct",
+    "iqm_pct",
+    "n_layouts",
+]
+
+
+def reach_success(
+    ladder: pd.DataFrame | None, success: pd.DataFrame, sp, train_context: int
+) -> pd.DataFrame:
+    """success_by_grid's numbers per grid size, variant and context on the reach step's suites:
+    at each context of its ladder from its episodes (each context its own generators), at the
+    training context success_by_grid's rows as they are. Empty without a ladder (`None`)."""
+    if ladder is None:
+        return pd.DataFrame(columns=REACH_COLUMNS)
+    rungs = [
+        success_by_grid(episodes, sp, ("reach", context)).assign(context=context)
+        for context, episodes in ladder.groupby("context", sort=True)
+    ]
+    trained = success[success.grid_size.isin(set(ladder.grid_size))]
+    frame = pd.concat([*rungs, trained.assign(context=train_context)], ignore_index=True)
+    return frame.sort_values(["grid_size", "variant", "context"], kind="stable")[REACH_COLUMNS]
 
 
 def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:

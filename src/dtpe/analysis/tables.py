@@ -63,6 +63,7 @@ def write(params, stats_dir: Path, out_dir: Path) -> None:
         "comparisons": comparisons,
         "power": power,
         "ranking": ranking,
+        "reach": reach,
     }
     for name in TABLE_NAMES:
         table = builders[name](params, Path(stats_dir))
@@ -485,3 +486,51 @@ def iqm(params, stats_dir: Path) -> Table:
     )
     caption = f"IQM across grid sizes. {described['aggregates']}"
     return Table("iqm", caption, numbers, shown)
+
+
+def reach(params, stats_dir: Path) -> Table:
+    """Per grid size and variant: success at each context of the reach ladder and the training
+    context, and the effective context (analysis/reach.py)."""
+    success, effective = read(stats_dir, "reach"), read(stats_dir, "effective_context")
+    described = methods(stats_dir)
+    if not len(effective):
+        shown = pd.DataFrame(columns=["Grid", "Variant", "Effective context"])
+        caption = (
+            "How far back each variant looks: none measured in this run (it has no reach "
+            "evaluation: `dtpe reach` plays each model at contexts shorter than the training one)."
+        )
+        return Table("reach", caption, effective, shown)
+    contexts = sorted(success.context.unique())
+    keys = ["grid_size", "variant"]
+    numbers = effective.copy()
+    for c in contexts:
+        at = success[success.context == c].set_index(keys)
+        for column in ("success_pct_mean", "ci_low_pct", "ci_high_pct"):
+            numbers[f"context_{c}_{column}"] = (
+                at[column].reindex(pd.MultiIndex.from_frame(numbers[keys])).to_numpy()
+            )
+    trained = int(numbers.train_context.iloc[0])
+    shown = pd.DataFrame(
+        {"Grid": numbers.grid_size.map(grid_label), "Variant": numbers.variant}
+        | {
+            f"{c}{' (trained)' if c == trained else ''}": [
+                with_interval(*cells)
+                for cells in zip(
+                    *(
+                        numbers[f"context_{c}_{v}"]
+                        for v in ("success_pct_mean", "ci_low_pct", "ci_high_pct")
+                    )
+                )
+            ]
+            for c in contexts
+        }
+        | {"Effective context": numbers.effective_context.map(count)}
+    )
+    caption = (
+        f"How far back each variant looks: success % at each context (timesteps) the reach step "
+        f"played, the training context's from the grid sweep, over {seeds(numbers.n_seeds)} "
+        f"seeds: mean [{confidence(described)} CI]; {described['bootstrap']} Effective context: "
+        "the shortest context from which on every longer one's mean success is at or above the "
+        f"lower bound of the training context's interval. {UNDEFINED}: undefined (one seed)."
+    )
+    return Table("reach", caption, numbers, shown)
