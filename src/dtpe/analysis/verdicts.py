@@ -238,7 +238,9 @@ def decide(params, scores: pd.DataFrame | None, replayed=None) -> pd.DataFrame:
         if any(relabellings(r["seeds_a"], r["seeds_b"]) > MAX_EXACT_PERMUTATIONS for r in rows):
             again = [permutation_ps(params, scores, s) for s in STABILITY_SEEDS]
     found = outcomes(params, replayed, rows, p)
+    # each seed's outcomes once, on copies: equivalence writes its Holm p into the rows it gets
+    others = [outcomes(params, replayed, [dict(r) for r in rows], q) for q in again]
     for i, (row, outcome) in enumerate(zip(rows, found)):
-        same = [outcomes(params, replayed, [dict(r) for r in rows], q)[i] == outcome for q in again]
+        same = [other[i] == outcome for other in others]
         row["outcome"], row["stable"] = outcome, float(np.mean(same)) if same else 1.0
     return pd.DataFrame(rows, columns=COLUMNS)
