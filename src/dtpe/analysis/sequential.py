@@ -129,6 +129,7 @@ def replay(params, scores: pd.DataFrame) -> Replay:
     ]
     trained: dict[int, set[str]] = {}
     next_interim = None
+    have = set(zip(scores.variant, scores.seed))
     for k in range(interims):
         open_ = [i for i, r in enumerate(rows) if r["decision"] == CONTINUE]
         if not open_:
@@ -136,7 +137,6 @@ def replay(params, scores: pd.DataFrame) -> Replay:
         live = {hypotheses[i][side] for i in open_ for side in "ab"}
         block, so_far = seeds[k * n : (k + 1) * n], seeds[: (k + 1) * n]
         trained[k + 1] = live
-        have = set(zip(scores.variant, scores.seed))
         if not all((v, s) in have for v in live for s in block):
             next_interim = k + 1
             break
