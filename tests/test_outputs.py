@@ -342,7 +342,7 @@ def study_params(params, variants, seeds):
     )
 
 
-def pipeline(root, params, variants=VARIANTS, seeds=SEEDS, timings=None):
+def pipeline(root, params, variants=VARIANTS, seeds=SEEDS, timings=None, explorer=True):
     """stats files -> tables -> figures -> report, as the workflow runs them."""
     params = study_params(params, variants, seeds)
     stats_dir = root / "results" / "stats"
@@ -358,12 +358,15 @@ def pipeline(root, params, variants=VARIANTS, seeds=SEEDS, timings=None):
     tables.write(params, stats_dir, root / "tables")
     write_suite(root / "data", max(SIZES))
     drawn = figures.draw(params, root / "data", stats_dir, attention, root / "figures")
+    if explorer:  # the report only links the explore step's page
+        (root / "figures" / "explorer.html").write_text("<html></html>\n")
     report.write(
         params_file(root, params),
         stats_dir,
         root / "tables",
         root / "figures",
         attention,
+        [],
         timings,
         root / "figures" / "REPORT.md",
     )
@@ -699,14 +702,15 @@ def test_report_numbers_come_from_the_stats_files(tmp_path, run):
     out = tmp_path / "REPORT.md"
     attention = sorted((root / "results" / "attention").glob("*.json"))
     report.write(
-        root / "params.yaml", stats_dir, root / "tables", root / "figures", attention, None, out
+        root / "params.yaml", stats_dir, root / "tables", root / "figures", attention, [], None, out
     )
     assert "rope 80.0 % [61.5, 95.0]" in out.read_text()
 
 
 def test_one_seed_runs_end_to_end(tmp_path, tiny_params):
-    pipeline(tmp_path, tiny_params, variants=VARIANTS[:3], seeds=[7])
+    pipeline(tmp_path, tiny_params, variants=VARIANTS[:3], seeds=[7], explorer=False)
     text = (tmp_path / "figures" / "REPORT.md").read_text()
+    assert "Not made: `dtpe explore` replays the run's checkpoints" in text
     assert "CI undefined" in text and "not recorded" in text and "power undefined" in text
     assert "- 10×10: first rope 80.0 % (CI undefined); gap intervals undefined (one seed)" in text
     row_8 = shown_row(tmp_path / "tables" / "success_by_grid.md", "8×8")
@@ -833,7 +837,7 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     tables.write(declared, stats_dir, tables_dir)
     attention = sorted((root / "results" / "attention").glob("*.json"))
     out = root / "figures" / "REPORT.md"
-    report.write(path, stats_dir, tables_dir, root / "figures", attention, None, out)
+    report.write(path, stats_dir, tables_dir, root / "figures", attention, [], None, out)
     text = out.read_text()
     verdict = text.split("### Verdict\n\n")[1].split("###")[0]
     assert verdict.startswith("The design can reject: as written.")
@@ -855,3 +859,39 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     assert caption.startswith("Exploratory and unadjusted")
     assert shown_row(tables_dir / "decisions.md", "rope vs learned")[1] == "a > b"
     assert text.index("### Table 1. Declared hypotheses") < text.index("### Table 2. Training")
+
+
+def test_attention_files_lacking_are_named_or_refused(tmp_path):
+    """A run whose checkpoints were gone before the attention step (the GPU budget ran out)
+    names those models; any other missing file, a named model that has its file, or one not of
+    the run is refused."""
+    from dtpe import cli
+
+    models = [("learned", 1), ("rope", 1), ("rope", 2)]
+    write_attention(tmp_path, ["learned", "rope"], [1])
+    assert len(cli.attention_jsons(models, tmp_path, ["rope_s2"])) == 2
+    with pytest.raises(FileNotFoundError, match="1 models lack their JSON.*rope_s2.json"):
+        cli.attention_jsons(models, tmp_path, [])
+    with pytest.raises(ValueError, match=r"\['rope_s1'\] have their attention file"):
+        cli.attention_jsons(models, tmp_path, ["rope_s1", "rope_s2"])
+    with pytest.raises(ValueError, match=r"\['fire_s1'\] are not models of this run"):
+        cli.attention_jsons(models, tmp_path, ["fire_s1", "rope_s2"])
+
+
+def test_report_names_the_models_without_attention_and_the_precision(tmp_path, tiny_params):
+    paths = write_attention(tmp_path, ["learned"], [1])
+    text = report.translation_section(paths, ["learned", "rope"], ["rope_s1", "rope_s2"])
+    assert "| learned   | 1 " in text
+    assert text.endswith(
+        "No attention results for rope_s1, rope_s2: their checkpoints were gone before the "
+        "attention step ran (`dtpe stats --no-attention`), so Figures 4 and 6 and this table "
+        "average the other seeds (Figure 4 gives each variant's count)."
+    )
+    assert report.precision_text(tiny_params) == ""
+    bf16 = dataclasses.replace(
+        tiny_params, train=dataclasses.replace(tiny_params.train, precision="bf16")
+    )
+    assert report.precision_text(bf16) == (
+        " Training ran under bf16 autocast (train.precision, evaluate.precision): matrix "
+        "products in that precision, the weights and the optimizer's state in fp32."
+    )

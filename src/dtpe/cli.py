@@ -182,10 +182,35 @@ def cmd_stats(args, params):
             per_model(models, results, "eval/grid", ".csv"),
             per_model(models, results, "eval/context", ".csv"),
             per_model(models, results, "train", "/metrics.csv"),
-            per_model(models, results, "attention", ".json"),
+            attention_jsons(models, results, args.no_attention),
             tmp,
             reach_csvs(models, results),
         )
+
+
+def attention_jsons(models, results: Path, lacking: list[str]) -> list[Path]:
+    """The attention step's JSONs of `models`, less those of the models named in `lacking`
+    (--no-attention): a run whose checkpoints were gone before the step could run, as where
+    scripts/study_gpu.py's budget ran out. A named model must be one of the run's and lack its
+    file; any other missing file is an error, as before."""
+    paths = {
+        names.model_name(v, s): path
+        for (v, s), path in zip(models, per_model(models, results, "attention", ".json"))
+    }
+    unknown = sorted(set(lacking) - set(paths))
+    if unknown:
+        raise ValueError(f"--no-attention: {unknown} are not models of this run ({sorted(paths)})")
+    present = sorted(name for name in lacking if paths[name].is_file())
+    if present:
+        raise ValueError(f"--no-attention: {present} have their attention file; drop them")
+    kept = [path for name, path in paths.items() if name not in lacking]
+    missing = [path for path in kept if not path.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"attention: {len(missing)} models lack their JSON, e.g. {missing[0]} (a model whose "
+            "checkpoint is gone is named with --no-attention)"
+        )
+    return kept
 
 
 def reach_csvs(models, results: Path) -> list[Path]:
@@ -215,7 +240,7 @@ def cmd_figures(args, params):
         params,
         Path(args.data),
         results / "stats",
-        per_model(run_models(params, results), results, "attention", ".json"),
+        attention_jsons(run_models(params, results), results, args.no_attention),
         Path(args.out),
     )
     print("figures: " + ", ".join(str(p) for p in paths))
@@ -230,7 +255,8 @@ def cmd_report(args, params):
         results / "stats",
         results / "tables",
         Path(args.figures),
-        per_model(run_models(params, results), results, "attention", ".json"),
+        attention_jsons(run_models(params, results), results, args.no_attention),
+        args.no_attention,
         _timings(Path(args.benchmarks)),
         Path(args.out),
     )
@@ -307,6 +333,17 @@ class _Renamed(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         parser.error(f"{option_string} is now {self.now} ({self.why})")
+
+
+def no_attention(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-attention",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="a model (<variant>_s<seed>) whose attention step never ran, its checkpoint gone; "
+        "left out of the attention results and named in the report (repeatable)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -396,6 +433,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="folder for the page and figures")
     p = step("stats", cmd_stats, "statistics over seeds and variants")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    no_attention(p)
     p.add_argument("--out", type=Path, required=True, help="folder for the statistics")
     p = step("tables", cmd_tables, "the study's tables as CSV, Markdown and LaTeX")
     p.add_argument("--stats", type=Path, required=True, help="folder the stats step wrote")
@@ -403,9 +441,11 @@ def parser() -> argparse.ArgumentParser:
     p = step("figures", cmd_figures, "Figures 1-7 as PNG and PDF")
     p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    no_attention(p)
     p.add_argument("--out", type=Path, required=True, help="folder for the figures")
     p = step("report", cmd_report, "figures/REPORT.md: every table and figure, params, timings")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
+    no_attention(p)
     p.add_argument(
         "--figures", type=Path, default=Path("figures"), help="figures folder (default: figures)"
     )

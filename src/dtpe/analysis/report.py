@@ -79,6 +79,7 @@ def write(
     tables_dir: Path,
     figures_dir: Path,
     attention_jsons,
+    lacking: list[str],
     timings: dict[str, float] | None,
     out: Path,
 ) -> None:
@@ -95,7 +96,7 @@ def write(
         + figures_section(Path(figures_dir), out.parent, methods, params.env.world),
         "## Tables\n\n" + tables_section(tables_dir),
         "## Shifting the global timestep t\n\n"
-        + translation_section(attention_jsons, params.study.variants),
+        + translation_section(attention_jsons, params.study.variants, lacking),
         "## Looking at episodes\n\n" + episodes_section(Path(figures_dir), out.parent),
         "## Wall time per step\n\n"
         + timings_section(own_steps(timings, params.study), params.compute.threads),
@@ -190,8 +191,23 @@ def findings(params, stats_dir: Path, methods: dict) -> str:
             + "\n\n"
             + confound_text(params.study.variants),
             "### What is reproducible\n\n"
-            + reproducible_text(pd.read_csv(stats_dir / "numerics.csv")),
+            + reproducible_text(pd.read_csv(stats_dir / "numerics.csv"))
+            + precision_text(params),
         ]
+    )
+
+
+def precision_text(params) -> str:
+    """The arithmetic the models ran under, where it is not fp32 throughout."""
+    modes = {"training": params.train.precision, "evaluation": params.evaluate.precision}
+    autocast = [step for step, mode in modes.items() if mode != "fp32"]
+    if not autocast:
+        return ""
+    return (
+        f" {' and '.join(autocast).capitalize()} ran under "
+        f"{', '.join(sorted({modes[s] for s in autocast}))} autocast (train.precision, "
+        "evaluate.precision): matrix products in that precision, the weights and the "
+        "optimizer's state in fp32."
     )
 
 
@@ -485,10 +501,10 @@ def tables_section(tables_dir: Path) -> str:
     )
 
 
-def translation_section(attention_jsons, variants: list[str]) -> str:
+def translation_section(attention_jsons, variants: list[str], lacking: list[str]) -> str:
     """Per variant and seed: the same windows replayed with the global timestep t shifted by
     `shift`, how much the final-layer attention and the action distribution moved, as the
-    attention stage wrote them."""
+    attention stage wrote them; then the models whose attention step never ran."""
     runs = sorted(
         (json.loads(Path(p).read_text()) for p in attention_jsons), key=lambda r: r["seed"]
     )
@@ -505,8 +521,15 @@ def translation_section(attention_jsons, variants: list[str]) -> str:
                 "Actions, mean TV distance": per_seed(checks, "action_tv_mean"),
             }
         )
+    gone = (
+        f"\n\nNo attention results for {', '.join(lacking)}: their checkpoints were gone "
+        "before the attention step ran (`dtpe stats --no-attention`), so Figures 4 and 6 and "
+        "this table average the other seeds (Figure 4 gives each variant's count)."
+        if lacking
+        else ""
+    )
     if not rows:
-        return "No attention results."
+        return "No attention results." + gone
     note = (
         "The same windows of states replayed with every global timestep t moved by the shift, "
         "beyond the range training saw, while the in-window index k stays 0..L-1: how much the "
@@ -514,7 +537,7 @@ def translation_section(attention_jsons, variants: list[str]) -> str:
         "change, one value per seed in the order of the seeds column. 0 means the model ignores "
         "t; in the study's three models t is the same sinusoid whatever encodes k."
     )
-    return note + "\n\n" + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)
+    return note + "\n\n" + pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True) + gone
 
 
 def per_seed(checks: list[dict], key: str) -> str:
@@ -527,6 +550,11 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
     def link(name):
         return Path(os.path.relpath(figures_dir / name, report_dir)).as_posix()
 
+    if not (figures_dir / "explorer.html").is_file():
+        return (
+            "Not made: `dtpe explore` replays the run's checkpoints, and this run has none "
+            "(`dtpe train` with the run's params, variant and seed remakes one)."
+        )
     gifs = sorted((figures_dir / "episodes").glob("N*.gif"), key=lambda p: int(p.stem[1:]))
     text = [
         f"- [explorer.html]({link('explorer.html')}): step through the evaluation's own "
