@@ -211,6 +211,9 @@ BAD_DATA = [
     ("suite size below the minimum", {"suite_sizes": [8, 3]}, "data.suite_sizes.1"),
     ("split not summing to 1", {"split": {"train": 0.7, "val": 0.2, "test": 0.15}}, "data.split"),
     ("negative episodes", {"episodes": -5}, "data.episodes"),
+    ("more layouts than episodes", {"layouts": 301}, "data.layouts"),
+    ("layouts leaving a split empty", {"layouts": 5}, "data.layouts"),
+    ("fractional layouts", {"layouts": 20.5}, "data.layouts"),
     (
         "unknown key",
         {"episode": 300},
@@ -248,3 +251,37 @@ def test_missing_or_corrupt_data_file_is_a_data_error(data_dir, small_params, tm
         (tmp_path / f"{name}.safetensors").write_bytes(damaged)
         with pytest.raises(dataset.DataError, match="corrupt or truncated"):
             dataset.load(tmp_path / f"{name}.safetensors")
+
+
+def test_recurring_layouts_keep_their_split_and_play_once_in_it(tmp_path_factory, small_params):
+    """data.layouts below data.episodes: each layout recurs in several episodes with other
+    detours, every episode of a layout in one split (split by layout, at the fractions), the
+    suites still disjoint; the steps that play a split's layouts play each once."""
+    raw = small_raw()
+    raw["data"]["layouts"] = 40
+    folder = build(tmp_path_factory, raw)
+    arrays = {name: load_file(str(folder / f"{name}.safetensors")) for name in dataset.SPLITS}
+    ids = {name: set(a["layout_id"].tolist()) for name, a in arrays.items()}
+    counts = params.split_sizes(40, small_params.data.split)
+    assert [len(ids[name]) for name in dataset.SPLITS] == [counts[s] for s in dataset.SPLITS]
+    assert not (ids["train"] & ids["val"]) and not (ids["train"] & ids["test"])
+    assert sum(len(a["layout_id"]) for a in arrays.values()) == EPISODES
+    repeats = np.unique(arrays["train"]["layout_id"], return_counts=True)[1]
+    assert set(repeats) <= {EPISODES // 40, EPISODES // 40 + 1}  # 300 episodes over 40 layouts
+    # one layout's episodes: the same grid, not all the same actions (their own detours)
+    first = arrays["train"]["layout_id"] == arrays["train"]["layout_id"][0]
+    assert (arrays["train"]["grid"][first] == arrays["train"]["grid"][first][0]).all()
+    starts = arrays["train"]["offsets"][:-1][first]
+    stops = arrays["train"]["offsets"][1:][first]
+    plays = {tuple(arrays["train"]["actions"][a:b]) for a, b in zip(starts, stops)}
+    assert len(plays) > 1
+    lay, steps = dataset.load_split_layouts(folder, "test", small_params.env)
+    assert len(set(WORLD.fingerprints(lay))) == len(steps) == counts["test"]
+    dataset.check_disjoint(folder, small_params.data.suite_sizes, WORLD)
+
+
+def test_one_layout_an_episode_writes_what_no_layouts_knob_wrote(data_dir, tmp_path_factory):
+    """data.layouts equal to data.episodes is the null default's data, byte for byte."""
+    raw = small_raw()
+    raw["data"]["layouts"] = EPISODES
+    assert written(build(tmp_path_factory, raw)) == written(data_dir)

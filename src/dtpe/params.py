@@ -59,12 +59,15 @@ class Data:
     """grid side of the training mazes"""
     episodes: int
     """episodes in the training data (all splits)"""
+    layouts: int | None
+    """distinct training layouts, each in several episodes with other detours; None: one per
+    episode"""
     optimal_fraction: float
     """share of episodes from the optimal planner; the rest take detours"""
     detour_prob: float
     """sub-optimal episodes: chance per step of a random move instead of the plan"""
     split: dict
-    """train/val/test fractions, by episode"""
+    """train/val/test fractions, by layout"""
     suite_sizes: list
     """grid sides of the evaluation suites"""
     suite_layouts: int
@@ -315,10 +318,16 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
         )
     _check_verdict(p, key)
     _check_reach(p, key)
-    split_counts = split_sizes(p.data.episodes, p.data.split)
+    if p.data.layouts is not None and p.data.layouts > p.data.episodes:
+        raise ParamsError(
+            f"{key(('data', 'layouts'))}: {p.data.layouts} layouts for {p.data.episodes} "
+            "episodes: at most one layout an episode"
+        )
+    counted = ("layouts", p.data.layouts) if p.data.layouts else ("episodes", p.data.episodes)
+    split_counts = split_sizes(counted[1], p.data.split)
     if min(split_counts.values()) < 1:
         raise ParamsError(
-            f"{key(('data', 'episodes'))}: {p.data.episodes} episodes leave a split empty: "
+            f"{key(('data', counted[0]))}: {counted[1]} {counted[0]} leave a split empty: "
             f"{split_counts}"
         )
 

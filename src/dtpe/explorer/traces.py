@@ -64,7 +64,11 @@ class Replay:
     """One episode stepped again from its actions. T = steps."""
 
     frames: np.ndarray
-    """(T + 1, N, N) uint8, the observation before each action and after the last"""
+    """(T + 1, N, N) uint8, the full grid before each action and after the last (the stepper's
+    `picture`)"""
+    views: np.ndarray
+    """(T + 1, ...) uint8, what the model was given at those moments (the stepper's `observe`:
+    the full grid but in a world whose model sees less, MiniGrid Memory's 7 x 7 view)"""
     cells: np.ndarray
     """(T + 1, 2) int64, the agent's (row, col) at those moments"""
     milestone: np.ndarray
@@ -81,8 +85,8 @@ class Replay:
 
     @property
     def states(self) -> np.ndarray:
-        """(T, N, N) uint8, what the model saw: the observation before each action"""
-        return self.frames[:-1]
+        """(T, ...) uint8, what the model saw: the observation before each action"""
+        return self.views[:-1]
 
 
 def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
@@ -92,7 +96,8 @@ def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
         raise ValueError(f"replay takes one layout, got {len(lay)}")
     world = worlds.get(env.world)
     game = world.replay_env(lay, env)
-    frames = [game.reset()[0]]
+    views = [game.reset()[0]]
+    frames = [game.picture()[0]]
     cells, flags, ground, heading, rtg = [], [], [], [], []
     current = torch.tensor([float(target_return)])
     for action in actions:
@@ -105,13 +110,15 @@ def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
         heading.append(world.heading(game.state))
         rtg.append(float(current[0]))
         obs, reward, _, _ = game.step(np.array([action]))
-        frames.append(obs[0])
+        views.append(obs[0])
+        frames.append(game.picture()[0])
         current -= torch.from_numpy(reward.astype(np.float32))
     pos, flag = world.agent(game.state)
     ground.append(world.ground(lay, game.state)[0])
     heading.append(world.heading(game.state))
     return Replay(
         frames=np.stack(frames),
+        views=np.stack(views),
         cells=np.stack([*cells, pos[0].copy()]),
         milestone=np.array([*flags, bool(flag[0])]),
         ground=np.array(ground, dtype=np.uint8),

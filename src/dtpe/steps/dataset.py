@@ -10,7 +10,8 @@ steps concatenated, with offsets to cut them apart.
   timesteps (T,) int32       t inside the episode, 0..L-1
   offsets  (E+1,) int64      episode e is steps offsets[e]:offsets[e+1]
   layout_id (E,) int64       the layout's index in the generator's output
-                             (row e of grid is episode e's layout)
+                             (row e of grid is episode e's layout; with data.layouts below
+                             data.episodes a layout recurs, in one split only)
   optimal  (E,) uint8        1 if the episode follows the BFS plan, 0 if it took detours
   success  (E,) uint8        1 if it reached the goal (else truncated at the cap)
   grid, start, optimal_steps: the episodes' layouts, as in a suite file
@@ -48,20 +49,27 @@ def build(params: Params, out_dir: Path) -> dict:
     d, env = params.data, params.env
     world = worlds.get(env.world)
     rng = np.random.default_rng(d.seed)
-    lay = world.draw(d.train_size, d.episodes, rng, env.options)
+    # episode e plays layout e % n: with fewer layouts than episodes (data.layouts, for a world
+    # with few distinct layouts at its training size) each recurs with other detours
+    n = d.layouts or d.episodes
+    distinct = world.draw(d.train_size, n, rng, env.options)
+    layout_of = np.arange(d.episodes) % n
+    lay = distinct.subset(layout_of)
     optimal = np.zeros(d.episodes, dtype=bool)
     optimal[rng.permutation(d.episodes)[: round(d.optimal_fraction * d.episodes)]] = True
     episodes = world.episodes(lay, optimal, d.detour_prob, env, rng)
 
-    counts = split_sizes(d.episodes, d.split)
-    order = rng.permutation(d.episodes)
+    # split by layout, so validation and test layouts are held out from training (one episode
+    # per layout: by episode, as before)
+    counts = split_sizes(n, d.split)
+    order = rng.permutation(n)
     bounds = np.cumsum([0] + [counts[s] for s in SPLITS])
     out_dir.mkdir(parents=True, exist_ok=True)
     # one key only: safetensors writes several in an order that changes from run to run
     metadata = {"size": str(d.train_size)}
     summary = {"world": world.name, "train_size": d.train_size, "splits": {}, "suites": {}}
     for name, lo, hi in zip(SPLITS, bounds[:-1], bounds[1:]):
-        part = np.sort(order[lo:hi])
+        part = np.flatnonzero(np.isin(layout_of, order[lo:hi]))
         arrays = select_episodes(episodes, part)
         arrays.update(world.arrays(lay.subset(part)))
         save_file(arrays, str(out_dir / f"{name}.safetensors"), metadata=metadata)
@@ -69,7 +77,7 @@ def build(params: Params, out_dir: Path) -> dict:
 
     # Suites must be new layouts for every model: the exclusion set makes disjointness a
     # property of the generator, and the check below verifies it on the written files.
-    seen = set(world.fingerprints(lay))
+    seen = set(world.fingerprints(distinct))
     suite_rng = np.random.default_rng(d.suite_seed)
     (out_dir / "suites").mkdir(exist_ok=True)
     for size in d.suite_sizes:
@@ -126,7 +134,7 @@ def check_disjoint(data_dir: Path, suite_sizes, world) -> None:
         f"suites/N{n}.safetensors" for n in suite_sizes
     ]:
         arrays = load_file(str(data_dir / name))
-        for code in world.fingerprints(world.layouts(arrays)):
+        for code in set(world.fingerprints(world.layouts(arrays))):
             if code in seen:
                 raise DataError(
                     f"layout in {name} repeats one in {seen[code]}: "
@@ -173,6 +181,9 @@ def load_suite(data_dir: Path, size: int, env) -> tuple:
 
 
 def load_split_layouts(data_dir: Path, split: str, env):
+    """A split's distinct layouts, in the order of their first episode, and their optimal
+    steps (a layout recurs in several episodes where data.layouts is below data.episodes)."""
     world = world_of(data_dir, env)
     arrays = load(Path(data_dir) / f"{split}.safetensors")
-    return world.layouts(arrays), arrays["optimal_steps"]
+    first = np.sort(np.unique(arrays["layout_id"], return_index=True)[1])
+    return world.layouts(arrays).subset(first), arrays["optimal_steps"][first]

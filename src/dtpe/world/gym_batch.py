@@ -10,7 +10,8 @@ import numpy as np
 class GymVectorBatch:
     """A Gymnasium vector env (of KeyDoorMaze-v0 envs, of MiniGrid's) as one batch of episodes,
     stepped as world/lockstep.py steps them (the BatchedEnv of steps/rollout.py): done, success
-    and t (B,) per episode, and once an episode has ended its actions are ignored and its reward
+    (`terminated`, or an env's `info["success"]` where an episode may also end in failure) and t
+    (B,) per episode, and once an episode has ended its actions are ignored and its reward
     is 0. A vector env resets a finished env by itself (autoreset, on the next step in Gymnasium's
     default mode) and plays on; whatever the mode, what it plays after an episode's end belongs
     to no episode here."""
@@ -31,10 +32,12 @@ class GymVectorBatch:
     def step(self, actions: np.ndarray):
         """Returns (obs, reward, terminated, truncated), each over all B episodes."""
         active = ~self.done
-        obs, reward, terminated, truncated, _ = self.vector_env.step(np.asarray(actions))
+        obs, reward, terminated, truncated, info = self.vector_env.step(np.asarray(actions))
+        # an env whose episodes also end in failure says which ended well (`info["success"]`)
+        won = active & (info["success"] if "success" in info else terminated)
         terminated, truncated = active & terminated, active & truncated
         self.t += active
-        self.success |= terminated
+        self.success |= won
         self.done |= terminated | truncated
         return obs, np.where(active, reward, 0.0), terminated, truncated
 

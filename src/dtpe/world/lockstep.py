@@ -19,7 +19,11 @@ class Lockstep:
     transition: ClassVar[Callable]
     """(layouts, state, actions (B,)) -> (state after, reached the goal (B,))"""
     render: ClassVar[Callable]
-    """(layouts, state) -> observations (B, N, N)"""
+    """(layouts, state) -> the full grids (B, N, N), which pictures draw"""
+    view: ClassVar[Callable | None] = None
+    """(layouts, state) -> what the model is given (B, ...), where it is not `render`'s grid"""
+    failed: ClassVar[Callable | None] = None
+    """(layouts, state) -> (B,) bool, episodes that end off the goal, as failures; None: none"""
 
     def __init_subclass__(cls, rules=None, **kwargs):
         """With `rules`, a module: the three are its `initial_state`, `transition` and `render`."""
@@ -28,6 +32,9 @@ class Lockstep:
             cls.initial_state = staticmethod(rules.initial_state)
             cls.transition = staticmethod(rules.transition)
             cls.render = staticmethod(rules.render)
+            for hook in ("view", "failed"):
+                if hasattr(rules, hook):
+                    setattr(cls, hook, staticmethod(getattr(rules, hook)))
 
     def __init__(self, layouts, cap: int, step_reward: float, goal_reward: float):
         self.layouts, self.cap = layouts, cap
@@ -35,7 +42,11 @@ class Lockstep:
         self.reset()
 
     def observe(self) -> np.ndarray:
-        """The observations (B, N, N) of the current states."""
+        """What the model is given of the current states: `view`'s, or the full grids (B, N, N)."""
+        return (type(self).view or type(self).render)(self.layouts, self.state)
+
+    def picture(self) -> np.ndarray:
+        """The full grids (B, N, N) of the current states, which pictures draw."""
         return type(self).render(self.layouts, self.state)
 
     def reset(self) -> np.ndarray:
@@ -62,9 +73,12 @@ class Lockstep:
             },
         )
         self.t += active
-        terminated = active & at_goal
-        truncated = active & ~at_goal & (self.t >= self.cap)
-        reward = np.where(active, self.step_reward + self.goal_reward * terminated, 0.0)
-        self.success |= terminated
+        won = active & at_goal
+        terminated = won
+        if type(self).failed is not None:
+            terminated = won | (active & type(self).failed(self.layouts, self.state))
+        truncated = active & ~terminated & (self.t >= self.cap)
+        reward = np.where(active, self.step_reward + self.goal_reward * won, 0.0)
+        self.success |= won
         self.done |= terminated | truncated
         return self.observe(), reward, terminated, truncated

@@ -1,0 +1,93 @@
+"""A memory model against a maze model (issue 50): core seconds of each step one model takes
+through the CLI, data, train, evaluate (every suite at every context of evaluate.contexts) and
+reach (its ladder), for params-memory.yaml and for the maze default (params.yaml), in the same
+run on the same machine. Both train rope at seed 42, at their own full epochs by default
+(an under-trained memory model wanders to MiniGrid's cap of 5 N^2 steps and would make its
+evaluation look dearer than a trained one's). Core time is the children's user + system CPU time,
+one thread each, as bench/e2e.py counts it; the figure is model steps (train + evaluate + reach)
+per core-hour and the memory model's cost as a multiple of the maze model's.
+
+Usage: python bench/memory.py [--fraction 1.0]
+Prints figures, then one JSON line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "src"))
+
+from e2e import children_cpu, run_cli  # noqa: E402
+
+from dtpe import params as params_mod  # noqa: E402
+
+WORLDS = {"memory": "params-memory.yaml", "maze": "params.yaml"}
+VARIANT, SEED = "rope", 42
+
+
+def one_model(params_file: str, fraction: float) -> dict:
+    """Core seconds of each step of one model under `params_file`, its epochs cut to
+    `fraction`; train projected to the full epochs."""
+    raw = params_mod.resolve(ROOT / params_file)
+    full = raw["train"]["epochs"]
+    raw["train"]["epochs"] = max(1, round(full * fraction))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        params = work / "params.yaml"
+        params.write_text(yaml.safe_dump(raw, sort_keys=False))
+        data, model = work / "data", work / "model"
+        common = ["--params", str(params), "--variant", VARIANT, "--seed", str(SEED)]
+        common += ["--threads", "1", "--data", str(data)]
+        grid = work / "grid.csv"
+        steps = {
+            "data": ["data", "--params", str(params), "--out", str(data)],
+            "train": ["train", *common, "--out", str(model), "--metrics", str(work / "m")]
+            + ["--resume-dir", str(work / "resume")],
+            "evaluate": ["evaluate", *common, "--model", str(model), "--out-grid", str(grid)]
+            + ["--out-test", str(work / "test.csv"), "--out-context", str(work / "ctx.csv")],
+            "reach": ["reach", *common, "--model", str(model), "--grid", str(grid)]
+            + ["--out", str(work / "reach.csv")],
+        }
+        seconds = {}
+        for step, args in steps.items():
+            started = children_cpu()
+            run_cli(ROOT, args)
+            seconds[step] = children_cpu() - started
+    seconds["train"] *= full / raw["train"]["epochs"]
+    model_s = seconds["train"] + seconds["evaluate"] + seconds["reach"]
+    return {
+        "epochs": full,
+        "core_s": seconds,
+        "model_core_s": model_s,
+        "models_per_core_hour": 3600 / model_s,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fraction", type=float, default=1.0, help="share of the epochs trained")
+    args = ap.parse_args()
+    result = {"bench": "memory", "fraction": args.fraction, "variant": VARIANT}
+    for world, params_file in WORLDS.items():
+        r = result[world] = one_model(params_file, args.fraction)
+        s = r["core_s"]
+        print(
+            f"{world:7s} ({params_file}, {r['epochs']} epochs): data {s['data']:.0f}, train "
+            f"{s['train']:.0f}, evaluate {s['evaluate']:.0f}, reach {s['reach']:.0f} core-s; "
+            f"{r['models_per_core_hour']:.1f} models per core-hour"
+        )
+    ratio = result["memory"]["model_core_s"] / result["maze"]["model_core_s"]
+    result["cost_ratio_memory_over_maze"] = ratio
+    print(f"a memory model costs {ratio:.2f}x a maze model (train + evaluate + reach)")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
