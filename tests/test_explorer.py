@@ -97,11 +97,14 @@ def test_loop_step_is_the_first_revisited_state():
     frames = np.zeros((4, 3, 3), np.uint8)
     for t, (r, c) in enumerate([(1, 1), (1, 2), (1, 2), (1, 1)]):
         frames[t, r, c] = 2
-    assert traces.loop_step(frames) == 2  # a bump into a wall
+    unset = np.zeros(4, bool)
+    assert traces.loop_step(frames, unset) == 2  # a bump into a wall
     turned = frames[[0, 1, 3]].copy()
     turned[2, 1, 1] = 3  # back on the first cell, but another state (a DoorKey heading)
-    assert traces.loop_step(turned) is None
-    assert traces.loop_step(frames[[0, 1, 3]]) == 2
+    assert traces.loop_step(turned, unset[:3]) is None
+    assert traces.loop_step(frames[[0, 1, 3]], unset[:3]) == 2
+    # the same grid with a milestone the grid does not show (Memory's cue seen): no loop
+    assert traces.loop_step(frames[[0, 1, 3]], np.array([False, True, True])) is None
 
 
 def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):

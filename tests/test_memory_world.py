@@ -24,6 +24,7 @@ from dtpe.world.memory.rules import (
     check_size,
     failed,
     initial_state,
+    render,
     transition,
     view,
 )
@@ -210,7 +211,7 @@ def memory_raw() -> dict:
     raw["worlds"]["memory"] = {}
     raw["data"].update(train_size=11, episodes=40, suite_sizes=[9, 13], suite_layouts=6)
     raw["attention"]["grid_size"] = 13
-    raw["model"]["state_encoder"] = "cnn_coord"
+    raw["model"].update(state_encoder="view", view_radius=3)
     return raw
 
 
@@ -227,3 +228,17 @@ def test_memory_data_is_views_and_is_refused_with_another_worlds_params(tmp_path
         dataset.load_suite(tmp_path, 9, maze)
     with pytest.raises(dataset.DataError, match="holds memory layouts .* env.world is maze"):
         dataset.load_split_layouts(tmp_path, "val", maze)
+
+
+def test_figure_one_draws_the_whole_layout_not_the_view(tmp_path):
+    """The model is given a 7 x 7 view, but Figure 1 shows the largest suite's first layout
+    whole, the agent at its start."""
+    from dtpe.analysis.figures import layout_picture
+
+    memory = params.check(memory_raw())
+    dataset.build(memory, tmp_path)
+    image = layout_picture(tmp_path, 13, memory.env).axes[0].images[0]
+    lay, _ = dataset.load_suite(tmp_path, 13, memory.env)
+    assert image.get_array().shape == (13, 13)
+    first = lay.subset([0])
+    np.testing.assert_array_equal(image.get_array(), render(first, initial_state(first))[0])

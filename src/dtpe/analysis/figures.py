@@ -101,7 +101,9 @@ def layout_picture(data_dir: Path, size: int, env) -> Figure:
     names every code but the agent's others (a DoorKey agent's heading and load)."""
     layouts, optimal_steps = dataset.load_suite(data_dir, size, env)
     world = dataset.world_of(data_dir, env)
-    grid = world.replay_env(layouts.subset([0]), env).reset()[0]
+    game = world.replay_env(layouts.subset([0]), env)
+    game.reset()
+    grid = game.picture()[0]  # the whole layout, where the model is given only a view (Memory)
     vocab = world.vocabulary
     colours = pictures.hex_colours(world.colours)
     shown = set(range(vocab.n_codes)) - set(vocab.agent) | {int(grid[tuple(layouts.start[0])])}

@@ -96,7 +96,7 @@ class Episode:
 
     @property
     def loop(self) -> int | None:
-        return traces.loop_step(self.replay.frames)
+        return traces.loop_step(self.replay.frames, self.replay.milestone)
 
 
 def disagrees(record: dict, rows: pd.DataFrame, layout: int) -> bool:

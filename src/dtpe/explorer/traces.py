@@ -128,16 +128,19 @@ def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
     )
 
 
-def loop_step(frames: np.ndarray) -> int | None:
-    """The first step (1-based: after that many actions) whose observation was already seen, a
-    bump into a wall included; None if the episode never revisits one. The observation holds
-    the whole state (in DoorKey the heading and the door too), and a shortest path never
-    revisits a state, so this is where the agent started to go round."""
+def loop_step(frames: np.ndarray, milestone: np.ndarray) -> int | None:
+    """The first step (1-based: after that many actions) whose state was already seen, a bump
+    into a wall included; None if the episode never revisits one. The state is the full grid
+    (in DoorKey the heading and the door too) and the agent's milestone, which the grid does not
+    always show (Memory's cue seen: the expert turns round to see it and back, and has not
+    looped); a shortest path never revisits a state, so this is where the agent started to go
+    round."""
     seen = set()
-    for t, frame in enumerate(frames):
-        if frame.tobytes() in seen:
+    for t, (frame, flag) in enumerate(zip(frames, milestone)):
+        state = (frame.tobytes(), bool(flag))
+        if state in seen:
             return t
-        seen.add(frame.tobytes())
+        seen.add(state)
     return None
 
 
