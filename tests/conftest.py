@@ -133,3 +133,19 @@ def plan(layouts, index: int = 0) -> list[int]:
         pos, has_key, _ = transition(one.grid, pos, has_key, a)
         actions.append(int(a[0]))
     return actions
+
+
+def play_alongside(ours, theirs, plan, n_actions: int = 3) -> None:
+    """Steps the world's stepper `ours` and MiniGrid's vector env `theirs` with the same actions,
+    `plan(state)`'s 60 % of the time and random ones otherwise, until every episode has ended,
+    asserting each step's observations, rewards and endings equal wherever an episode is still
+    running or ends at that step."""
+    import numpy as np
+
+    rng, b = np.random.default_rng(0), len(ours.done)
+    while not ours.done.all():
+        actions = np.where(rng.random(b) < 0.6, plan(ours.state), rng.integers(0, n_actions, b))
+        mine, reference = ours.step(actions), theirs.step(actions)
+        active = ~ours.done | mine[2] | mine[3]
+        for a, r in zip(mine, reference):
+            np.testing.assert_array_equal(np.asarray(a)[active], np.asarray(r)[active])

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import tiny_raw
+from conftest import play_alongside, tiny_raw
 
 from dtpe import params
 from dtpe.steps import dataset
@@ -82,20 +82,16 @@ def test_the_evaluation_is_minigrid_and_agrees_with_the_stepper():
     ours = BatchedMemory(lay, max_steps(11), -0.01, 1.0)
     theirs = vector_env(lay, -0.01, 1.0)
     np.testing.assert_array_equal(ours.reset(), theirs.reset())
-    rng, which = np.random.default_rng(0), np.arange(len(lay))
+    which = np.arange(len(lay))
     # the odd layouts' actions head for the wrong object: the expert of the cue swapped
     ctg, wrong = cost_to_go(lay), cost_to_go(swapped_cue(lay))
-    while not ours.done.all():
-        optimal = np.where(
-            which % 2 == 0,
-            ctg.optimal_action(ours.state, which),
-            wrong.optimal_action(ours.state, which),
-        )
-        actions = np.where(rng.random(len(lay)) < 0.6, optimal, rng.integers(0, 3, len(lay)))
-        mine, reference = ours.step(actions), theirs.step(actions)
-        active = ~ours.done | mine[2] | mine[3]
-        for a, b in zip(mine, reference):
-            np.testing.assert_array_equal(np.asarray(a)[active], np.asarray(b)[active])
+    play_alongside(
+        ours,
+        theirs,
+        lambda state: np.where(
+            which % 2 == 0, ctg.optimal_action(state, which), wrong.optimal_action(state, which)
+        ),
+    )
     np.testing.assert_array_equal(ours.success, theirs.success)
     np.testing.assert_array_equal(ours.t, theirs.t)
     assert ours.success.any() and not ours.success.all()
