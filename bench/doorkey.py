@@ -3,7 +3,7 @@ step takes, each against a peer measured in this run on this machine.
 
 1. Agent-steps per second on 8x8 layouts with random actions (only `step` timed; layouts drawn
    and episodes reset outside the clock; only episodes still running are counted):
-   - the evaluation's env: MiniGrid's DoorKey, B envs in Gymnasium's SyncVectorEnv seen through
+   - the evaluation's env: MiniGrid's DoorKey, B envs seen through
      DoorKeyView (world/doorkey/minigrid_env.py), played as the rollout plays it;
    - its peer, MiniGrid's own single env `MiniGrid-DoorKey-8x8-v0`, one action at a time (the
      faster of `gym.make`'s wrappers and the bare env);
@@ -32,7 +32,7 @@ from env import SIZE, batched_rate, minigrid_rate  # bench/env.py, beside this s
 from dtpe import params as params_mod
 from dtpe.steps import dataset
 from dtpe.world import catalog
-from dtpe.world.doorkey.minigrid_env import vector_env
+from dtpe.world.doorkey.minigrid_env import minigrid_batch
 from dtpe.world.doorkey.rules import N_ACTIONS
 from dtpe.world.doorkey.stepper import BatchedDoorKey
 
@@ -78,7 +78,7 @@ def main() -> None:
     lay = catalog.get(env.world).draw(SIZE, 4 * args.batch, rng, env.options)
     pool = [lay.subset(slice(i * args.batch, (i + 1) * args.batch)) for i in range(4)]
     contenders = {
-        "MiniGrid vector env (evaluation)": lambda: vector_env(
+        "MiniGrid envs (evaluation)": lambda: minigrid_batch(
             pool[int(rng.integers(4))], env.step_reward, env.goal_reward
         ),
         "BatchedDoorKey (data)": lambda: BatchedDoorKey(
@@ -102,7 +102,7 @@ def main() -> None:
         peers[how] = minigrid_rate(single, args.seconds, rng)
         print(f"{PEER} ({how}), random actions: {peers[how]:,.0f} agent-steps/s")
     peer = max(peers.values())
-    evaluation = rates["MiniGrid vector env (evaluation)"]
+    evaluation = rates["MiniGrid envs (evaluation)"]
     print(f"evaluation env: {evaluation / peer:.1f}x MiniGrid's single env")
     print(
         f"BatchedDoorKey: {rates['BatchedDoorKey (data)'] / rates['BatchedMaze']:.2f}x BatchedMaze"

@@ -136,7 +136,7 @@ def plan(layouts, index: int = 0) -> list[int]:
 
 
 def play_alongside(ours, theirs, plan, n_actions: int = 3) -> None:
-    """Steps the world's stepper `ours` and MiniGrid's vector env `theirs` with the same actions,
+    """Steps the world's stepper `ours` and MiniGrid's envs `theirs` with the same actions,
     `plan(state)`'s 60 % of the time and random ones otherwise, until every episode has ended,
     asserting each step's observations, rewards and endings equal wherever an episode is still
     running or ends at that step."""

@@ -1,7 +1,7 @@
 """The SimpleCrossing world held to MiniGrid itself (minigrid 3.2.0): layouts read from
 `reset(seed)`, the world's rules and codes compared with the env's after every step of walks
 that both wander and reach the goal, plans replayed in the real env, their length found again by
-a search that steps copies of the real env, and the evaluation's vector env against the world's
+a search that steps copies of the real env, and the evaluation's envs against the world's
 own stepper. The references read MiniGrid's objects (`grid.get`, `agent_pos`, `agent_dir`)."""
 
 import copy
@@ -15,7 +15,7 @@ from minigrid.envs import CrossingEnv
 
 from dtpe.world import catalog, minigrid_view
 from dtpe.world.crossing import layouts as crossing_layouts
-from dtpe.world.crossing.minigrid_env import vector_env
+from dtpe.world.crossing.minigrid_env import minigrid_batch
 from dtpe.world.crossing.planner import cost_to_go
 from dtpe.world.crossing.rules import (
     AGENT,
@@ -125,11 +125,11 @@ def test_plans_are_as_short_as_a_search_over_copies_of_the_real_env():
 
 
 def test_the_evaluation_is_minigrid_and_agrees_with_the_stepper():
-    """The same random actions in MiniGrid's vector env and in the world's stepper: the same
+    """The same random actions in MiniGrid's envs and in the world's stepper: the same
     observations, rewards and endings, the project's rewards, MiniGrid's step limit."""
     lay = crossing_layouts.from_seeds(9, range(8), CROSSINGS)
     ours = BatchedCrossing(lay, max_steps(9), -0.01, 1.0)
-    theirs = vector_env(lay, CROSSINGS, -0.01, 1.0)
+    theirs = minigrid_batch(lay, CROSSINGS, -0.01, 1.0)
     np.testing.assert_array_equal(ours.reset(), theirs.reset())
     ctg, which = cost_to_go(lay), np.arange(len(lay))
     play_alongside(ours, theirs, lambda state: ctg.optimal_action(state, which))
@@ -141,7 +141,7 @@ def test_the_evaluation_is_minigrid_and_agrees_with_the_stepper():
 def test_vector_env_refuses_layouts_its_seeds_do_not_draw():
     lay = crossing_layouts.from_seeds(9, [3, 4], CROSSINGS)
     with pytest.raises(ValueError, match=r"draws other layouts than these for seeds \[3, 4\]"):
-        vector_env(lay, 1, -0.01, 1.0)  # one crossing: other walls for the same seeds
+        minigrid_batch(lay, 1, -0.01, 1.0)  # one crossing: other walls for the same seeds
 
 
 @pytest.mark.parametrize("size", [8, 5, 3, 9.0, True, "9", None])

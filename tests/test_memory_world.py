@@ -1,6 +1,6 @@
 """The Memory world held to MiniGrid itself (minigrid 3.2.0, `MemoryEnv(size, random_length=True)`):
 what the model is given is MiniGrid's `obs["image"]` byte for byte along walks, in the data's
-stepper and in the evaluation's vector env; the rules end an episode where MiniGrid does (either
+stepper and in the evaluation's envs; the rules end an episode where MiniGrid does (either
 object, the step limit); the expert acts only on a cue it has seen; bad sizes and another world's
 data are refused."""
 
@@ -14,7 +14,7 @@ from dtpe import params
 from dtpe.steps import dataset
 from dtpe.world import catalog
 from dtpe.world.memory import layouts as memory_layouts
-from dtpe.world.memory.minigrid_env import image_codes, image_of, vector_env
+from dtpe.world.memory.minigrid_env import image_codes, image_of, minigrid_batch
 from dtpe.world.memory.planner import cost_to_go
 from dtpe.world.memory.rules import (
     BALL,
@@ -76,11 +76,11 @@ def test_the_view_is_minigrids_image_byte_for_byte_and_the_endings_its_own(size)
 
 
 def test_the_evaluation_is_minigrid_and_agrees_with_the_stepper():
-    """The same actions in MiniGrid's vector env and in the world's stepper: the same views,
+    """The same actions in MiniGrid's envs and in the world's stepper: the same views,
     rewards, endings and successes (a wrong object ends an episode, not as a success)."""
     lay = memory_layouts.from_seeds(11, range(16))
     ours = BatchedMemory(lay, max_steps(11), -0.01, 1.0)
-    theirs = vector_env(lay, -0.01, 1.0)
+    theirs = minigrid_batch(lay, -0.01, 1.0)
     np.testing.assert_array_equal(ours.reset(), theirs.reset())
     which = np.arange(len(lay))
     # the odd layouts' actions head for the wrong object: the expert of the cue swapped
@@ -101,7 +101,7 @@ def test_the_step_limit_is_minigrids():
     """An agent that only turns is truncated at MiniGrid's 5 N^2 steps, in both."""
     lay = memory_layouts.from_seeds(9, [3])
     ours = BatchedMemory(lay, max_steps(9), -0.01, 1.0)
-    theirs = vector_env(lay, -0.01, 1.0)
+    theirs = minigrid_batch(lay, -0.01, 1.0)
     ours.reset(), theirs.reset()
     for t in range(max_steps(9)):
         a, b = ours.step(np.zeros(1, np.int64)), theirs.step(np.zeros(1, np.int64))
@@ -114,7 +114,7 @@ def test_a_layouts_seed_draws_it_in_the_evaluation():
     lay = memory_layouts.from_seeds(11, [3, 4])
     moved = Layouts(lay.grid, lay.start, np.array([4, 3]))
     with pytest.raises(ValueError, match=r"draws other layouts than these for seeds \[4, 3\]"):
-        vector_env(moved, -0.01, 1.0)
+        minigrid_batch(moved, -0.01, 1.0)
 
 
 def swapped_cue(lay: Layouts) -> Layouts:

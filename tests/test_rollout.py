@@ -1,8 +1,6 @@
 """The rollout seam: the same policy on the same layouts plays the same episodes whether the
-batch is the maze's own stepper or a Gymnasium vector env of KeyDoorMaze-v0 (one env per layout),
-which resets each finished env by itself and plays on."""
-
-import functools
+batch is the maze's own stepper or Gymnasium envs of KeyDoorMaze-v0 (one env per layout), of
+which only the unfinished ones step."""
 
 import gymnasium as gym
 import numpy as np
@@ -12,30 +10,27 @@ from conftest import plan
 from dtpe.model.policy import DecisionTransformerPolicy
 from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, rollout
-from dtpe.world.gym_batch import GymVectorBatch
+from dtpe.world.gym_batch import GymBatch
 from dtpe.world.maze.rules import N_ACTIONS, BatchedMaze
 
 
-def gym_batch(lay, env) -> GymVectorBatch:
-    return GymVectorBatch(
-        gym.vector.SyncVectorEnv(
-            [
-                functools.partial(
-                    gym.make,
-                    "dtpe.world.maze.env:KeyDoorMaze-v0",  # imports the module that registers it
-                    size=lay.size,
-                    cap_factor=env.options["cap_factor"],
-                    step_reward=env.step_reward,
-                    goal_reward=env.goal_reward,
-                    layout=lay.subset([i]),
-                )
-                for i in range(len(lay))
-            ]
-        )
+def gym_batch(lay, env) -> GymBatch:
+    return GymBatch(
+        [
+            gym.make(
+                "dtpe.world.maze.env:KeyDoorMaze-v0",  # imports the module that registers it
+                size=lay.size,
+                cap_factor=env.options["cap_factor"],
+                step_reward=env.step_reward,
+                goal_reward=env.goal_reward,
+                layout=lay.subset([i]),
+            )
+            for i in range(len(lay))
+        ]
     )
 
 
-def test_the_model_plays_the_same_episodes_in_the_gym_vector_env(tiny_data, tiny_params):
+def test_the_model_plays_the_same_episodes_in_gymnasium_envs(tiny_data, tiny_params):
     torch.manual_seed(0)
     model = DecisionTransformer(tiny_params.model_config("rope")).eval()
     lay, _ = dataset.load_suite(tiny_data, 8, tiny_params.env)
@@ -67,9 +62,9 @@ class Scripted:
         self.returns += rewards
 
 
-def test_episodes_that_end_apart_are_the_mazes_in_the_gym_vector_env(tiny_data, tiny_params):
-    """Half the episodes follow the plan and end early, at different steps; the vector env
-    resets them and plays on, and none of that reaches the batch's results or rewards."""
+def test_episodes_that_end_apart_are_the_mazes_in_gymnasium_envs(tiny_data, tiny_params):
+    """Half the episodes follow the plan and end early, at different steps; their envs step no
+    more, and nothing of theirs reaches the batch's results or rewards after their end."""
     lay, _ = dataset.load_suite(tiny_data, 8, tiny_params.env)
     env, cap = tiny_params.env, tiny_params.env.cap(lay.size)
     scripts = [plan(lay, i) if i % 2 == 0 else [] for i in range(len(lay))]

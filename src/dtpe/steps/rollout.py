@@ -1,7 +1,7 @@
 """Batched episodes: a policy plays a batch of environments in lockstep, once per step for the
 whole batch of unfinished episodes. `play` takes any environment and policy of the two small
-interfaces below: a world's own lockstep stepper (world/lockstep.py) or a Gymnasium vector env
-(MiniGrid's) through world/gym_batch.py's GymVectorBatch; the Decision Transformer (model/policy.py)
+interfaces below: a world's own lockstep stepper (world/lockstep.py) or Gymnasium envs
+(MiniGrid's) through world/gym_batch.py's GymBatch; the Decision Transformer (model/policy.py)
 or any other policy. `rollout` is the evaluation's: the model in its world.
 
 A failed episode counts the steps it took, i.e. the cap."""

@@ -59,9 +59,9 @@ class Crossing(World):
         return state.heading
 
     def evaluation_env(self, lay, env):
-        from dtpe.world.crossing.minigrid_env import vector_env  # imports MiniGrid and pygame
+        from dtpe.world.crossing.minigrid_env import minigrid_batch  # imports MiniGrid and pygame
 
-        return vector_env(lay, env.options["num_crossings"], env.step_reward, env.goal_reward)
+        return minigrid_batch(lay, env.options["num_crossings"], env.step_reward, env.goal_reward)
 
 
 WORLD = Crossing()

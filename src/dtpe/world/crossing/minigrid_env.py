@@ -1,4 +1,4 @@
-"""Policies act in MiniGrid itself: a Gymnasium vector env of `CrossingEnv(size=N, num_crossings=k,
+"""Policies act in MiniGrid itself: a batch of MiniGrid's `CrossingEnv(size=N, num_crossings=k,
 obstacle_type=Wall)`, one env per layout, each reset with the layout's seed, seen through
 `CrossingView` (world/minigrid_view.py): the full grid in this world's codes, our three actions,
 the project's rewards. Success is MiniGrid's `terminated` (the walls end nothing, only the
@@ -10,7 +10,7 @@ from minigrid.envs import CrossingEnv
 
 from dtpe.world.crossing.layouts import READER, make_env
 from dtpe.world.crossing.rules import MINIGRID_ACTIONS, Layouts, initial_state, render
-from dtpe.world.gym_batch import GymVectorBatch
+from dtpe.world.gym_batch import GymBatch
 from dtpe.world.minigrid_view import ProjectView, fully_observed
 
 FullyObservedCrossing = fully_observed(CrossingEnv)
@@ -23,9 +23,9 @@ class CrossingView(ProjectView):
     reader, minigrid_actions = READER, MINIGRID_ACTIONS
 
 
-def vector_env(
+def minigrid_batch(
     layouts: Layouts, num_crossings: int, step_reward: float, goal_reward: float
-) -> GymVectorBatch:
+) -> GymBatch:
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size

@@ -1,4 +1,4 @@
-"""Policies act in MiniGrid itself: a Gymnasium vector env of `DoorKeyEnv(size=N)`, one env per
+"""Policies act in MiniGrid itself: a batch of MiniGrid's `DoorKeyEnv(size=N)`, one env per
 layout, each reset with the layout's seed, seen through `DoorKeyView` (world/minigrid_view.py):
 the full grid in this world's codes, our five actions, the project's rewards. Success is
 MiniGrid's `terminated` (DoorKey ends only on the goal), within MiniGrid's step limit
@@ -21,7 +21,7 @@ from dtpe.world.doorkey.rules import (
     initial_state,
     render,
 )
-from dtpe.world.gym_batch import GymVectorBatch
+from dtpe.world.gym_batch import GymBatch
 from dtpe.world.minigrid_view import ProjectView, fully_observed
 
 FullyObservedDoorKey = fully_observed(DoorKeyEnv)
@@ -50,7 +50,7 @@ class DoorKeyView(ProjectView):
         super().draw(obs)  # the agent
 
 
-def vector_env(layouts: Layouts, step_reward: float, goal_reward: float) -> GymVectorBatch:
+def minigrid_batch(layouts: Layouts, step_reward: float, goal_reward: float) -> GymBatch:
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size

@@ -60,9 +60,9 @@ class Memory(World):
         return state.heading
 
     def evaluation_env(self, lay, env):
-        from dtpe.world.memory.minigrid_env import vector_env  # imports MiniGrid and pygame
+        from dtpe.world.memory.minigrid_env import minigrid_batch  # imports MiniGrid and pygame
 
-        return vector_env(lay, env.step_reward, env.goal_reward)
+        return minigrid_batch(lay, env.step_reward, env.goal_reward)
 
 
 WORLD = Memory()

@@ -1,4 +1,4 @@
-"""Policies act in MiniGrid itself: a Gymnasium vector env of `MemoryEnv(size=N,
+"""Policies act in MiniGrid itself: a batch of MiniGrid's `MemoryEnv(size=N,
 random_length=True)`, one env per layout, each reset with the layout's seed, seen through
 `MemoryView`: MiniGrid's own `obs["image"]` (the agent's 7 x 7 view, occlusion included) in this
 world's codes, our three actions, the project's rewards. MiniGrid's `terminated` ends an episode
@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium import spaces
 from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
 
-from dtpe.world.gym_batch import GymVectorBatch, seeded
+from dtpe.world.gym_batch import GymBatch, seeded
 from dtpe.world.memory.layouts import make_env
 from dtpe.world.memory.rules import (
     MINIGRID_ACTIONS,
@@ -75,7 +75,7 @@ class MemoryView(gym.Wrapper):
         return image_codes(obs["image"]), reward, terminated, truncated, info
 
 
-def vector_env(layouts: Layouts, step_reward: float, goal_reward: float) -> GymVectorBatch:
+def minigrid_batch(layouts: Layouts, step_reward: float, goal_reward: float) -> GymBatch:
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
     size = layouts.size
