@@ -226,6 +226,16 @@ def test_memory_data_is_views_and_is_refused_with_another_worlds_params(tmp_path
         dataset.load_split_layouts(tmp_path, "val", maze)
 
 
+def test_more_layouts_than_the_training_size_holds_are_refused_naming_the_knob(tmp_path):
+    raw = memory_raw()
+    raw["data"].update(layouts=130, episodes=260)
+    with pytest.raises(
+        ValueError, match="data.layouts asks for 130 layouts of 11x11: Memory 11x11 holds 120 "
+    ):
+        dataset.build(params.check(raw), tmp_path / "data")
+    assert not (tmp_path / "data").exists()
+
+
 def test_figure_one_draws_the_whole_layout_not_the_view(tmp_path):
     """The model is given a 7 x 7 view, but Figure 1 shows the largest suite's first layout
     whole, the agent at its start."""

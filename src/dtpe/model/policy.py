@@ -38,7 +38,7 @@ class DecisionTransformerPolicy:
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Actions (B,) int64 for observations (B, N, N) and their softmax probabilities
+        """Actions (B,) int64 for observations (B, H, W) and their softmax probabilities
         (B, n_actions) float32; rows not `active` (B,) bool get action 0 and probabilities 0."""
         model, dev, t = self.model, self.dev, self.t
         b = len(active)

@@ -2,7 +2,8 @@
 
 Episodes file (safetensors, one per split, `data/{train,val,test}.safetensors`): the episodes'
 steps concatenated, with offsets to cut them apart.
-  states   (T, N, N) uint8   observation before each action
+  states   (T, H, W) uint8   observation before each action: the full grid (N, N), or the
+                             agent's view in a world seen through it (Memory's 7 x 7)
   actions  (T,) uint8        action taken
   expert_actions (T,) uint8  the BFS plan's action in the same state (= actions off detours)
   rewards  (T,) float32
@@ -13,7 +14,7 @@ steps concatenated, with offsets to cut them apart.
                              (row e of grid is episode e's layout; with data.layouts below
                              data.episodes a layout recurs, in one split only)
   optimal  (E,) uint8        1 if the episode follows the BFS plan, 0 if it took detours
-  success  (E,) uint8        1 if it reached the goal (else truncated at the cap)
+  success  (E,) uint8        1 if it succeeded (else it failed, or was truncated at the cap)
   grid, start, optimal_steps: the episodes' layouts, as in a suite file
 Suite file (`data/suites/N{size}.safetensors`): grid (L, N, N) uint8, start (L, 2) int64,
 optimal_steps (L,) int64, layout_id (L,) int64.
@@ -52,7 +53,13 @@ def build(params: Params, out_dir: Path) -> dict:
     # episode e plays layout e % n: with fewer layouts than episodes (data.layouts, for a world
     # with few distinct layouts at its training size) each recurs with other detours
     n = d.layouts or d.episodes
-    distinct = world.draw(d.train_size, n, rng, env.options)
+    try:
+        distinct = world.draw(d.train_size, n, rng, env.options)
+    except ValueError as e:
+        knob = "data.layouts" if d.layouts else "data.episodes (one layout each)"
+        raise ValueError(
+            f"{knob} asks for {n} layouts of {d.train_size}x{d.train_size}: {e}"
+        ) from e
     layout_of = np.arange(d.episodes) % n
     lay = distinct.subset(layout_of)
     optimal = np.zeros(d.episodes, dtype=bool)

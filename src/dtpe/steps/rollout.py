@@ -21,17 +21,17 @@ class BatchedEnv(Protocol):
     end are ignored and give reward 0."""
 
     done: np.ndarray
-    """(B,) bool, whether each episode has ended (reached its goal or its cap)"""
+    """(B,) bool, whether each episode has ended (in success, in failure or at its cap)"""
     success: np.ndarray
-    """(B,) bool, whether each episode reached its goal"""
+    """(B,) bool, whether each episode succeeded"""
     t: np.ndarray
     """(B,) int, the steps each episode has taken"""
 
     def reset(self) -> np.ndarray:
-        """Starts every episode again; returns the observations (B, N, N)."""
+        """Starts every episode again; returns the observations (B, H, W): full grids or views."""
 
     def step(self, actions: np.ndarray) -> tuple:
-        """One action (B,) per episode; returns (obs (B, N, N), reward (B,), terminated (B,),
+        """One action (B,) per episode; returns (obs (B, H, W), reward (B,), terminated (B,),
         truncated (B,))."""
 
 
@@ -45,7 +45,7 @@ class Policy(Protocol):
         """New episodes: `batch_size` of them, each of at most `cap` steps."""
 
     def act(self, obs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Actions (B,) for observations (B, N, N), and their probabilities (B, n_actions); only
+        """Actions (B,) for observations (B, H, W), and their probabilities (B, n_actions); only
         the `active` (B,) bool episodes' rows count."""
 
     def observe(self, rewards: np.ndarray) -> None:

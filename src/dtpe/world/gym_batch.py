@@ -49,7 +49,7 @@ class GymBatch:
 def seeded(make, seeds: np.ndarray, expected: np.ndarray, env: str, hint: str) -> GymBatch:
     """One env from `make()` per seed, reset with its seed, as one batch of episodes (a MiniGrid
     world's evaluation). Raises ValueError, naming the seeds, where the first observations are
-    not `expected` (B, N, N): layouts a seed of `env` does not draw, `hint` the likely cause."""
+    not `expected` (B, H, W): layouts a seed of `env` does not draw, `hint` the likely cause."""
     batch = GymBatch([make() for _ in range(len(seeds))], [int(s) for s in seeds])
     wrong = np.flatnonzero((batch.reset() != expected).reshape(len(seeds), -1).any(1))
     if len(wrong):

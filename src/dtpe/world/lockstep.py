@@ -1,9 +1,10 @@
 """B episodes of one world stepped together under the project's episode rules, once for every
-world: `step_reward` every step plus `goal_reward` on the goal, truncation at `cap` steps, and
-finished episodes frozen (their actions ignored, their reward 0) until every episode is done. A
-world's stepper names its rules: a state dataclass of (B, ...) arrays, its start, one move and
-the observation (world/maze/rules.py's BatchedMaze), or takes them from its rules module
-(`class BatchedDoorKey(Lockstep, rules=rules)`, world/doorkey/stepper.py)."""
+world: `step_reward` every step plus `goal_reward` on the goal, an end in failure where the
+world has one (`failed`), truncation at `cap` steps, and finished episodes frozen (their actions
+ignored, their reward 0) until every episode is done. A world's stepper names its rules: a state
+dataclass of (B, ...) arrays, its start, one move and the observation (world/maze/rules.py's
+BatchedMaze), or takes them from its rules module (`class BatchedDoorKey(Lockstep, rules=rules)`,
+world/doorkey/stepper.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ class Lockstep:
     """(layouts, state) -> (B,) bool, episodes that end off the goal, as failures; None: none"""
 
     def __init_subclass__(cls, rules=None, **kwargs):
-        """With `rules`, a module: the three are its `initial_state`, `transition` and `render`."""
+        """With `rules`, a module: the three are its `initial_state`, `transition` and `render`,
+        and the hooks `view` and `failed` are its own where it defines them."""
         super().__init_subclass__(**kwargs)
         if rules is not None:
             cls.initial_state = staticmethod(rules.initial_state)

@@ -45,8 +45,8 @@ class Reader:
         return grid
 
 
-def make_env(size: int, env_class=MemoryEnv) -> MemoryEnv:
-    return env_class(size=size, random_length=True)
+def make_env(size: int) -> MemoryEnv:
+    return MemoryEnv(size=size, random_length=True)
 
 
 def from_seeds(size, seeds) -> Layouts:
