@@ -117,6 +117,18 @@ def test_a_layouts_seed_draws_it_in_the_evaluation():
         minigrid_batch(moved, -0.01, 1.0)
 
 
+def test_a_layout_beyond_its_first_view_is_checked_in_the_evaluation():
+    """The same first view, a wall added out of it: the seed draws another layout."""
+    lay = memory_layouts.from_seeds(15, [3, 4])
+    grid = lay.grid.copy()
+    grid[0, 1, 5] = grid[0, 0, 5]  # a wall in the empty room above the hallway, out of view
+    other = Layouts(grid, lay.start, lay.seeds)
+    assert (grid != lay.grid).any()
+    np.testing.assert_array_equal(view(other, initial_state(other)), view(lay, initial_state(lay)))
+    with pytest.raises(ValueError, match=r"other grids or starts than these for seeds \[3\]"):
+        minigrid_batch(other, -0.01, 1.0)
+
+
 def swapped_cue(lay: Layouts) -> Layouts:
     """The same layouts with the cue a ball where it was a key and back: the other object
     matches, so the goal and the other end cell trade places."""

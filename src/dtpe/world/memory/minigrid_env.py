@@ -13,7 +13,7 @@ from gymnasium import spaces
 from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
 
 from dtpe.world.gym_batch import GymBatch, seeded
-from dtpe.world.memory.layouts import make_env
+from dtpe.world.memory.layouts import Reader, make_env
 from dtpe.world.memory.rules import (
     MINIGRID_ACTIONS,
     MINIGRID_CELLS,
@@ -77,12 +77,26 @@ class MemoryView(gym.Wrapper):
 
 def minigrid_batch(layouts: Layouts, step_reward: float, goal_reward: float) -> GymBatch:
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
-    not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator)."""
-    size = layouts.size
-    return seeded(
+    not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator):
+    its first view, then its whole grid and start, which the view does not show."""
+    size, env, hint = (
+        layouts.size,
+        f"MiniGrid's MemoryEnv({layouts.size}, random_length=True)",
+        ("were they made by another minigrid version?"),
+    )
+    batch = seeded(
         lambda: MemoryView(make_env(size), step_reward, goal_reward),
         layouts.seeds,
         view(layouts, initial_state(layouts)),
-        f"MiniGrid's MemoryEnv({size}, random_length=True)",
-        "were they made by another minigrid version?",
+        env,
+        hint,
     )
+    grid = np.stack([Reader.still(e) for e in batch.envs])
+    start = np.stack([e.unwrapped.agent_pos[::-1] for e in batch.envs])
+    wrong = np.flatnonzero((grid != layouts.grid).any((1, 2)) | (start != layouts.start).any(1))
+    if len(wrong):
+        raise ValueError(
+            f"{env} draws other grids or starts than these for seeds "
+            f"{layouts.seeds[wrong[:5]].tolist()} (the same first view): {hint}"
+        )
+    return batch
