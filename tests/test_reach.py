@@ -173,12 +173,34 @@ def test_stats_read_the_ladder_and_the_grid_sweep_for_the_training_context(tmp_p
     trained = int(pd.read_csv(paths["grid"][0]).context.iloc[0])
     assert sorted(success.context.unique()) == [1, 4, trained]
     by_grid = pd.read_csv(out / "success_by_grid.csv")
+    shared = [c for c in by_grid.columns if c in success.columns]
     pd.testing.assert_frame_equal(
-        success[success.context == trained].drop(columns="context").reset_index(drop=True),
-        by_grid[success.columns.drop("context")],
+        success.loc[success.context == trained, shared].reset_index(drop=True), by_grid[shared]
     )
     effective = pd.read_csv(out / "effective_context.csv")
     # at the floor (an interval from 0) nothing falls below it: context 1 is as good
     floor = effective.train_ci_low_pct == 0
     assert len(effective) == len(by_grid) and floor.any() and not floor.all()
     assert (effective.effective_context == np.where(floor, 1, 4)).all()
+
+
+def test_endings_count_the_episodes_that_ended_before_the_cap_and_their_success():
+    """Two seeds on one suite whose cap is 10: seed 1 ends 3 of 4 episodes (2 in success, one in
+    failure at step 4), seed 2 none (every one at the cap): 37.5 % ended on average, and the
+    success of those ended is seed 1's 2 of 3 alone; a success at the cap's own step ended."""
+    from dtpe.analysis.stats import endings
+
+    episodes = pd.DataFrame(
+        {
+            "grid_size": 9,
+            "variant": "rope",
+            "context": 1,
+            "seed": [1, 1, 1, 1, 2, 2, 2, 2],
+            "success": [1, 1, 0, 0, 0, 0, 0, 0],
+            "steps": [5, 10, 4, 10, 10, 10, 10, 10],
+            "applicable": True,
+        }
+    )
+    row = endings(episodes, lambda size: {9: 10}[size]).iloc[0]
+    assert row.ended_pct_mean == pytest.approx((75 + 0) / 2)
+    assert row.success_of_ended_pct_mean == pytest.approx(100 * 2 / 3)

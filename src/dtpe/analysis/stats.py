@@ -22,10 +22,10 @@ context.csv, comparisons.csv, ranking.csv, power.csv, iqm.csv and profile.csv (r
 aggregates, aggregates.py), decisions.csv (the declared hypotheses, verdicts.py; empty where none
 are declared), scores.csv (each model's per-seed endpoint scores, where hypotheses are declared),
 interims.csv (a sequential run's interims), reach.csv and effective_context.csv (success at
-contexts shorter than the training one and how far back each variant looks, analysis/reach.py;
-empty in a run without the reach step), design.json (could the design reject: design.py),
-metrics.json, methods.json, and attention_maps.json (each variant's attention averaged over its
-seeds, for Figure 4).
+contexts shorter than the training one, how those episodes ended, and how far back each
+variant looks, analysis/reach.py; empty in a run without the reach step), design.json (could the
+design reject: design.py), metrics.json, methods.json, and attention_maps.json (each variant's
+attention averaged over its seeds, for Figure 4).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def run(
         "profile": profile_table,
     }
     ladder = ordered(read_episodes(reach_csvs), variants) if reach_csvs else None
-    results["reach"] = reach_success(ladder, success, sp, train_context)
+    results["reach"] = reach_success(ladder, success, grid, sp, train_context, params.env.cap)
     results["effective_context"] = reach.effective_context(results["reach"], train_context)
     if scores is not None:
         results["scores"] = scores
@@ -301,24 +301,57 @@ REACH_COLUMNS = [
     "ci_high_pct",
     "iqm_pct",
     "n_layouts",
+    "ended_pct_mean",
+    "success_of_ended_pct_mean",
 ]
 
 
 def reach_success(
-    ladder: pd.DataFrame | None, success: pd.DataFrame, sp, train_context: int
+    ladder: pd.DataFrame | None,
+    success: pd.DataFrame,
+    grid: pd.DataFrame,
+    sp,
+    train_context: int,
+    cap,
 ) -> pd.DataFrame:
     """success_by_grid's numbers per grid size, variant and context on the reach step's suites:
     at each context of its ladder from its episodes (each context its own generators), at the
-    training context success_by_grid's rows as they are. Empty without a ladder (`None`)."""
+    training context success_by_grid's rows as they are; and how the episodes ended (`endings`,
+    `cap(size)` the step cap), at the training context from the grid sweep's episodes `grid`.
+    Empty without a ladder (`None`)."""
     if ladder is None:
         return pd.DataFrame(columns=REACH_COLUMNS)
     rungs = [
         success_by_grid(episodes, sp, ("reach", context)).assign(context=context)
         for context, episodes in ladder.groupby("context", sort=True)
     ]
-    trained = success[success.grid_size.isin(set(ladder.grid_size))]
+    sizes = set(ladder.grid_size)
+    trained = success[success.grid_size.isin(sizes)]
     frame = pd.concat([*rungs, trained.assign(context=train_context)], ignore_index=True)
+    played = pd.concat([ladder, grid[grid.grid_size.isin(sizes)]], ignore_index=True)
+    frame = frame.merge(endings(played, cap), on=["grid_size", "variant", "context"], how="left")
     return frame.sort_values(["grid_size", "variant", "context"], kind="stable")[REACH_COLUMNS]
+
+
+def endings(episodes: pd.DataFrame, cap) -> pd.DataFrame:
+    """Per grid size, variant and context, means over seeds of the % of episodes that ended
+    before the step cap `cap(size)` (in success, or in the world's failure: Memory's wrong
+    object) and the success % of those: where a short window loses the cue, a model that still
+    reaches an object picks one at chance (50 %), and one that does not wanders to the cap. A
+    seed none of whose episodes ended has no success % of them (left out of that mean)."""
+    played = episodes[episodes.applicable]
+    caps = played.grid_size.map(lambda size: cap(int(size)))
+    ended = (played.success == 1) | (played.steps < caps)
+    per_seed = (
+        played.assign(ended=100.0 * ended, won=np.where(ended, 100.0 * played.success, np.nan))
+        .groupby(["grid_size", "variant", "context", "seed"], observed=True)[["ended", "won"]]
+        .mean()
+        .groupby(["grid_size", "variant", "context"], observed=True)
+        .mean()
+    )
+    return per_seed.rename(
+        columns={"ended": "ended_pct_mean", "won": "success_of_ended_pct_mean"}
+    ).reset_index()
 
 
 def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
