@@ -108,3 +108,41 @@ def test_context_sweep_replays_what_a_context_can_change(tiny_data, long_params,
     # 12 changes every episode longer than 12; 27 those longer than 24 (the 10x10 ones, played
     # at 24 to the cap, 30 steps), and 30 those longer than 27 at 27, not all the 24-step ones
     assert played == [(12, 8, n[8]), (12, 10, n[10]), (27, 10, n[10]), (30, 10, n[10])]
+
+
+def test_layouts_per_suite_plays_each_suites_first_layouts_in_every_sweep(tiny_data, long_params):
+    """At most evaluate.layouts_per_suite of each suite, its first, in the grid and context
+    sweeps and the reach ladder; the rows are those of playing that cut suite by itself."""
+    from dtpe.steps import reach
+
+    cut = dataclasses.replace(
+        long_params, evaluate=dataclasses.replace(long_params.evaluate, layouts_per_suite=3)
+    )
+    model = model_for(cut, "rope", seed=3)
+    grid = evaluate.grid_sweep(model, cut, tiny_data, "rope", 1)
+    swept = evaluate.context_sweep(model, cut, tiny_data, "rope", 1, grid)
+    for size in cut.data.suite_sizes:
+        lay, optimal = dataset.load_suite(tiny_data, size, cut.env)
+        assert len(lay) > 3
+        first = lay.ids[:3].tolist()
+        assert grid[grid.grid_size == size].layout_id.tolist() == first
+        for _, rows in swept[swept.grid_size == size].groupby(["context", "rope_scaling"]):
+            assert rows.layout_id.tolist() == first
+        alone = evaluate.suite_rows(
+            model, lay.subset(slice(0, 3)), optimal[:3], cut.env, cut.model.context, cut, "rope", 1
+        )
+        pd.testing.assert_frame_equal(
+            grid[grid.grid_size == size].reset_index(drop=True), alone, check_dtype=False
+        )
+    rungs = dataclasses.replace(cut, reach=dataclasses.replace(cut.reach, contexts=[12]))
+    ladder = reach.ladder(model, rungs, tiny_data, "rope", 1, grid)
+    assert len(ladder) == 3 * len(rungs.reach_sizes())
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5, "40"])
+def test_a_bad_layouts_per_suite_is_refused_naming_the_key(tiny_raw_params, value):
+    from dtpe import params
+
+    tiny_raw_params["evaluate"]["layouts_per_suite"] = value
+    with pytest.raises(params.ParamsError, match="evaluate.layouts_per_suite"):
+        params.check(tiny_raw_params)

@@ -111,6 +111,9 @@ class Evaluate:
     rope_scaling: list
     """inference-time scalings of rope tried at each context of the context sweep (none: the
     trained rope; linear, ntk, yarn: see encodings/rope.py)"""
+    layouts_per_suite: int | None = None
+    """the sweeps (and the reach ladder) play at most this many of each suite's layouts, its
+    first; None: every one"""
 
 
 @dataclass(frozen=True)

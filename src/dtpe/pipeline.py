@@ -151,6 +151,7 @@ STEPS = (
             "evaluate.target_return",
             "evaluate.batch_size",
             "evaluate.precision",
+            "evaluate.layouts_per_suite",
             "env",
             "compute",
             "model",

@@ -72,13 +72,23 @@ def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
     )
 
 
+def played_suite(data_dir, size: int, params):
+    """A suite's layouts and optimal steps as the sweeps play them: its first
+    evaluate.layouts_per_suite (every one where None)."""
+    lay, optimal_steps = dataset.load_suite(data_dir, size, params.env)
+    n = params.evaluate.layouts_per_suite
+    if n is None or n >= len(lay):
+        return lay, optimal_steps
+    return lay.subset(slice(0, n)), optimal_steps[:n]
+
+
 def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
     """Every evaluation suite at the training context."""
     return pd.concat(
         [
             suite_rows(
                 model,
-                *dataset.load_suite(data_dir, size, params.env),
+                *played_suite(data_dir, size, params),
                 params.env,
                 params.model.context,
                 params,
@@ -121,7 +131,7 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                 at_context = []
                 for size in params.data.suite_sizes:
                     played = grid[grid.grid_size == size]
-                    lay, optimal_steps = dataset.load_suite(data_dir, size, params.env)
+                    lay, optimal_steps = played_suite(data_dir, size, params)
                     if not np.array_equal(played.layout_id, lay.ids):
                         raise ValueError(
                             f"the grid sweep's {size}x{size} rows are not this suite's"
