@@ -24,7 +24,7 @@ from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
 from dtpe.model.encodings import variant
 from dtpe.names import model_name
-from dtpe.steps import dataset
+from dtpe.steps import evaluate
 
 PAGE = "explorer.html"
 
@@ -146,7 +146,7 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
     reps = {n: animations.representatives(grid, params, n) for n in params.data.suite_sizes}
     page, picked = [], {}
     for n in params.data.suite_sizes:
-        lay, _ = dataset.load_suite(data_dir, n, params.env)
+        lay, _ = evaluate.played_suite(data_dir, n, params)  # the layouts as the sweep played them
         for e in params.study.variants:
             for s in params.shown_seeds():
                 name = model_name(e, s)
