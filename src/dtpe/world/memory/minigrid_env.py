@@ -79,11 +79,9 @@ def minigrid_batch(layouts: Layouts, step_reward: float, goal_reward: float) -> 
     """The layouts as a batch of MiniGrid episodes. Raises ValueError if a layout's seed does
     not draw that layout (a layout not from `reset(seed)`, or another MiniGrid's generator):
     its first view, then its whole grid and start, which the view does not show."""
-    size, env, hint = (
-        layouts.size,
-        f"MiniGrid's MemoryEnv({layouts.size}, random_length=True)",
-        ("were they made by another minigrid version?"),
-    )
+    size = layouts.size
+    env = f"MiniGrid's MemoryEnv({size}, random_length=True)"
+    hint = "were they made by another minigrid version?"
     batch = seeded(
         lambda: MemoryView(make_env(size), step_reward, goal_reward),
         layouts.seeds,
