@@ -95,6 +95,20 @@ def test_markdown_has_a_column_per_run_and_the_figure_is_written(written):
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
 
 
+def test_the_figure_shows_the_pairs_two_runs_have(written):
+    """A pair of one run compares no runs: left to compare.md, and out of the figure, unless no
+    pair is shared."""
+    table = pd.read_csv(written / "compare.csv")
+    alone = table[(table.run == "two") & (table.kind == "difference")].assign(
+        variant=lambda t: t.variant + " alone"
+    )
+    shown = compare.figure(pd.concat([table, alone]), {label: 0.95 for label in RUNS})
+    pairs = {t.get_text() for t in shown.axes[0].get_yticklabels()}
+    assert pairs == set(table[table.kind == "difference"].variant)
+    only = compare.figure(alone, {"two": 0.95})
+    assert {t.get_text() for t in only.axes[0].get_yticklabels()} == set(alone.variant)
+
+
 def test_a_missing_run_is_named_and_nothing_is_written(runs, tmp_path, capsys):
     out = tmp_path / "compare"
     gone = tmp_path / "runs" / "protocol"

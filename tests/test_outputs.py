@@ -516,6 +516,32 @@ def test_colours_are_distinct_for_many_variants():
         assert len(set(colours.values())) == n
 
 
+@pytest.mark.parametrize("n", [3, 8, 9, 20])
+def test_a_legend_of_many_variants_goes_beside_the_figure_in_columns(n):
+    """Up to LEGEND_INSIDE variants the legend stays in its axes (the default run's figures keep
+    their bytes); beyond, it hid the lines (20 in the family and Memory runs)."""
+    variants = [f"e{i}" for i in range(n)]
+    table = pd.DataFrame(
+        [
+            {"grid_size": size, "variant": v, "success_pct_mean": 50.0}
+            | {"ci_low_pct": 40.0, "ci_high_pct": 60.0}
+            for v in variants
+            for size in (8, 10)
+        ]
+    )
+    fig = figures.success_by_grid(table, figures.variant_colours(variants), METHODS)
+    inside, beside = fig.axes[0].get_legend(), fig.legends
+    if n <= figures.LEGEND_INSIDE:
+        assert inside is not None and not beside
+        assert [t.get_text() for t in inside.get_texts()] == variants
+    else:
+        assert inside is None and len(beside) == 1
+        assert [t.get_text() for t in beside[0].get_texts()] == variants
+        fig.draw_without_rendering()
+        columns = {round(t.get_window_extent().x0) for t in beside[0].get_texts()}
+        assert len(columns) == math.ceil(n / figures.LEGEND_ROWS)
+
+
 def test_figures_rerun_byte_identical(run, tmp_path):
     root, _ = run
     comparisons = pd.read_csv(root / "results" / "stats" / "comparisons.csv")

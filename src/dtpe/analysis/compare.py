@@ -7,9 +7,9 @@ so a run's numbers here are those of its own report.
 
 Outputs in out_dir: compare.csv (one row per run, grid size and variant or pair), compare.md
 (the same, a column per run) and compare.png (per grid size, each pair's difference with its
-interval, one colour and marker per run); verdicts.csv and verdicts.md, the benchmark's
-leaderboard: every declared hypothesis of every confirmatory run among them, one row each, as
-its decisions.csv has it (verdicts.py).
+interval, one colour and marker per run, for the pairs two or more runs have); verdicts.csv
+and verdicts.md, the benchmark's leaderboard: every declared hypothesis of every confirmatory
+run among them, one row each, as its decisions.csv has it (verdicts.py).
 """
 
 from __future__ import annotations
@@ -236,8 +236,13 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
 
 def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
     """Per grid size (panels), each pair's difference a − b with its interval (rows), one
-    colour and marker per run, the runs of a pair side by side."""
+    colour and marker per run, the runs of a pair side by side. Only the pairs two or more
+    runs have, where there are any: a pair of one run compares no runs, and the Memory run
+    alone has 190 (compare.md keeps every pair)."""
     pairs_table = table[table.kind == "difference"]
+    runs_of = pairs_table.groupby("variant").run.transform("nunique")
+    if (runs_of > 1).any():
+        pairs_table = pairs_table[runs_of > 1]
     sizes = sorted(pairs_table.grid_size.unique())
     pairs = list(dict.fromkeys(pairs_table.variant))
     runs = list(dict.fromkeys(table.run))

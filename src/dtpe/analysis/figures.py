@@ -13,6 +13,7 @@ Figure 6 draws the attention stage's per-seed values as they are.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,15 @@ from dtpe.analysis import inference
 from dtpe.analysis.outputs import figure_names
 from dtpe.steps import dataset
 from dtpe.world import pictures
+
+LEGEND_INSIDE = 8
+"""variants a legend holds inside its axes; with more (20 in the family and Memory runs) it hid
+the lines, so it goes beside the figure"""
+LEGEND_ROWS = 10
+"""rows of one column of a legend beside the figure: ten fit the shortest figure's 4.2 inches"""
+LEGEND_COLUMN_INCHES = 1.9
+"""the width a legend column adds to its figure, so that the axes keep theirs: the longest
+variant name, rope-t_randomized, with its marker"""
 
 TRAINING_PANELS = (
     ("train_loss", "train loss"),
@@ -83,6 +93,18 @@ def save(fig: Figure, stem: Path) -> list[Path]:
     fig.savefig(png, dpi=150, metadata={"Software": None})
     fig.savefig(pdf, metadata={"CreationDate": None})
     return [png, pdf]
+
+
+def variant_legend(fig: Figure, ax, **options) -> None:
+    """The variants' legend of `ax`: inside it up to LEGEND_INSIDE entries, else beside the
+    figure in columns of LEGEND_ROWS, the figure widened to hold them."""
+    handles, labels = ax.get_legend_handles_labels()
+    if len(labels) <= LEGEND_INSIDE:
+        ax.legend(**options)
+        return
+    columns = math.ceil(len(labels) / LEGEND_ROWS)
+    fig.set_figwidth(fig.get_figwidth() + LEGEND_COLUMN_INCHES * columns)
+    fig.legend(handles, labels, loc="outside right center", ncols=columns, frameon=False)
 
 
 def variant_colours(variants: list[str]) -> dict[str, tuple]:
@@ -150,7 +172,7 @@ def training(curves: pd.DataFrame, colours: dict) -> Figure:
             )
         ax.set(xlabel="epoch", ylabel=label)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.axes[0].legend()
+    variant_legend(fig, fig.axes[0])
     fig.suptitle("Training dynamics (mean over seeds, band ±1 std)")
     return fig
 
@@ -178,7 +200,7 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
         ylim=(-3, 103),
         title=f"Success against grid size (bars: {level} CI over seeds and layouts)",
     )
-    ax.legend()
+    variant_legend(fig, ax)
     return fig
 
 
@@ -196,7 +218,7 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
         ylabel="mean attention weight",
         title="Distance decay",
     )
-    decay_ax.legend()
+    variant_legend(fig, decay_ax)
     # One colour scale for all maps, so that they compare; square-root scaled because the first
     # queries, with few keys to spread over, would otherwise saturate it.
     norm = PowerNorm(0.5, vmin=0, vmax=max(np.max(maps[e]["heatmap"]) for e in variants))
@@ -306,7 +328,7 @@ def aggregates(profile: pd.DataFrame, iqm: pd.DataFrame, colours: dict, methods:
         xlim=(0, 100),
         ylim=(0, 1.02),
     )
-    left.legend(frameon=False)
+    variant_legend(fig, left, frameon=False)
     rows = iqm.set_index("variant").loc[variants]
     y = np.arange(len(variants))[::-1]
     right.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=[colours[v] for v in variants], lw=3)
@@ -361,7 +383,7 @@ def reach(
         ax.minorticks_off()
         ax.set(title=f"{size}×{size}", xlabel="context (timesteps)", ylim=(-3, 103))
     axes[0].set(ylabel="success (%)")
-    axes[0].legend()
+    variant_legend(fig, axes[0])
     level = f"{100 * methods['confidence']:g} %"
     fig.suptitle(f"Success against context (bars: {level} CI; dashed: training context)")
     return fig
