@@ -240,9 +240,9 @@ def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
     runs have, where there are any: a pair of one run compares no runs, and the Memory run
     alone has 190 (compare.md keeps every pair)."""
     pairs_table = table[table.kind == "difference"]
-    runs_of = pairs_table.groupby("variant").run.transform("nunique")
-    if (runs_of > 1).any():
-        pairs_table = pairs_table[runs_of > 1]
+    shared = pairs_table.groupby("variant").run.transform("nunique") > 1
+    if shared.any():
+        pairs_table = pairs_table[shared]
     sizes = sorted(pairs_table.grid_size.unique())
     pairs = list(dict.fromkeys(pairs_table.variant))
     runs = list(dict.fromkeys(table.run))
