@@ -26,6 +26,10 @@ rule all:
         "results/params.json",
         # every model's own outputs, named: a sequential run's next interim adds models to the
         # existing results/stats' inputs, which Snakemake would otherwise leave unbuilt
-        expand("results/eval/{sweep}/{model}.csv", sweep=["test", "grid", "context"], model=MODELS),
+        expand(
+            "results/eval/{sweep}/{model}.csv",
+            sweep=["test", "grid", "context", "seen"],
+            model=MODELS,
+        ),
         expand("results/attention/{model}.json", model=MODELS),
     default_target: True

@@ -104,6 +104,9 @@ LOG_TAIL = 2**20  # bytes of each log kept in the pack
 POLL_S = 1.0
 GPU_SAMPLE_S = 15.0
 PACKED = ("results.tar.gz", "logs.tar.gz", "study.json")
+# a model's steps that need its checkpoint and are quick come right after its training: the
+# checkpoint does not come back, so a budget that runs out later loses only the long sweeps
+FIRST = ("train", "attention", "seen")
 # exit codes: all done (extra seeds may be cut), a step failed, bad usage, study seeds cut
 OK, FAILED, USAGE, CUT = 0, 1, 2, 3
 
@@ -214,7 +217,9 @@ class Study:
 
     def model(self, variant: str, seed: int, study_seed: bool) -> Model:
         m = Model(variant, seed, study_seed)
-        m.steps = [self.step(s, variant, seed) for s in pipeline.STEPS if s.per_model]
+        declared = [s for s in pipeline.STEPS if s.per_model]
+        declared.sort(key=lambda s: FIRST.index(s.name) if s.name in FIRST else len(FIRST))
+        m.steps = [self.step(s, variant, seed) for s in declared]
         return m
 
     # ---- running ----

@@ -78,7 +78,7 @@ def test_every_model_is_trained_evaluated_and_analysed_per_episode(runs):
     for model in FIRST:
         curve = pd.read_csv(io.BytesIO(results[f"results/train/{model}/metrics.csv"]))
         assert list(curve.epoch) == [1, 2] and curve.val_success.notna().all()
-        for sweep in ("test", "grid", "context"):
+        for sweep in ("test", "grid", "context", "seen"):
             rows = pd.read_csv(io.BytesIO(results[f"results/eval/{sweep}/{model}.csv"]))
             assert set(COLUMNS) <= set(rows.columns) and len(rows) > 0
         assert json.loads(results[f"results/attention/{model}.json"])
@@ -95,8 +95,11 @@ def test_the_device_code_and_wall_times_are_recorded(runs):
     for model in FIRST:
         record = manifest["models"][model]
         assert record["wall_s"] == pytest.approx(
-            sum(record[s]["wall_s"] for s in ("train", "evaluate", "reach", "attention")), abs=0.05
+            sum(record[s]["wall_s"] for s in ("train", "evaluate", "seen", "reach", "attention")),
+            abs=0.05,
         )
+        # the quick steps that need the checkpoint run right after training
+        assert list(record)[-5:] == ["train", "attention", "seen", "evaluate", "reach"]
     assert re.fullmatch(r"[0-9a-f]{64}", manifest["code"]["src_sha256"])
     assert manifest["data"]["splits"]["train"]["episodes"] > 0
     assert re.fullmatch(r"[0-9a-f]{32}", manifest["data_md5"]["train.safetensors"])

@@ -139,6 +139,21 @@ def cmd_evaluate(args, params):
     )
 
 
+def cmd_seen(args, params):
+    from dtpe import atomic
+    from dtpe.steps import evaluate
+
+    model = _load_model(args, params)
+    rows = evaluate.seen_split(model, params, args.data, args.variant, args.seed)
+    with atomic.output(args.out) as tmp:
+        rows.to_csv(tmp, index=False)
+    n = params.data.train_size
+    print(
+        f"seen {args.variant} seed {args.seed}: {n}x{n} training layouts "
+        f"{rows.success.mean():.1%} ({len(rows)} layouts)"
+    )
+
+
 def cmd_reach(args, params):
     import pandas as pd
 
@@ -320,7 +335,7 @@ def _check_variant(name: str, params) -> None:
 
 
 # the steps that run a model: their numerics are checked (and training records them)
-_TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_reach, cmd_attention, cmd_explore}
+_TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_seen, cmd_reach, cmd_attention, cmd_explore}
 
 
 class _Renamed(argparse.Action):
@@ -367,10 +382,13 @@ def parser() -> argparse.ArgumentParser:
         "reach": "CSV to write, one row per episode: the reach sizes' suites at each context "
         "of reach.contexts",
         "attention": "JSON to write",
+        "seen": "CSV to write, one row per episode: training layouts, as many as the test split "
+        "holds, at the training size and context",
     }
     for name, func, help in (
         ("train", cmd_train, "train one model"),
         ("evaluate", cmd_evaluate, "the test split, grid and context sweeps of one model"),
+        ("seen", cmd_seen, "one model on layouts it trained on, beside the test split"),
         ("reach", cmd_reach, "one model at contexts shorter than the training one"),
         ("attention", cmd_attention, "attention analysis of one model"),
     ):

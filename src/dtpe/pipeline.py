@@ -138,6 +138,26 @@ STEPS = (
         runtime=60,
     ),
     Step(
+        "seen",
+        f"dtpe seen --params {{params}} {_ONE} --threads {{threads}} --data data "
+        f"--model models/{MODEL} --out results/eval/seen/{MODEL}.csv",
+        inputs=("data", f"models/{MODEL}"),
+        outputs=(Out(f"results/eval/seen/{MODEL}.csv"),),
+        params=(
+            "evaluate.target_return",
+            "evaluate.batch_size",
+            "evaluate.precision",
+            "env",
+            "compute",
+            "model",
+            "variants.{variant}",
+        ),
+        per_model=True,
+        threads=True,
+        mem_mb=4000,
+        runtime=10,
+    ),
+    Step(
         "reach",
         f"dtpe reach --params {{params}} {_ONE} --threads {{threads}} --data data "
         f"--model models/{MODEL} --grid results/eval/grid/{MODEL}.csv "

@@ -1,5 +1,6 @@
 """The evaluation's sweeps of one model (docs/protocol.md, Evaluations): the 8x8 test split,
-every suite at the training context, and the other contexts; each suite is played in batches by
+every suite at the training context, and the other contexts, and the seen step's training
+layouts; each suite is played in batches by
 rollout.rollout.
 
 A failed episode counts the steps it took, i.e. the cap."""
@@ -69,6 +70,25 @@ def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
     lay, optimal_steps = dataset.load_split_layouts(data_dir, "test", params.env)
     return suite_rows(
         model, lay, optimal_steps, params.env, params.model.context, params, variant, seed
+    )
+
+
+def seen_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
+    """Layouts the model trained on, at the training size and context: as many as the test
+    split holds, the first of the train split (a fixed sample), so that the two rows are played
+    alike and differ only in whether training saw the layout."""
+    test, _ = dataset.load_split_layouts(data_dir, "test", params.env)
+    lay, optimal_steps = dataset.load_split_layouts(data_dir, "train", params.env)
+    n = min(len(test), len(lay))
+    return suite_rows(
+        model,
+        lay.subset(slice(0, n)),
+        optimal_steps[:n],
+        params.env,
+        params.model.context,
+        params,
+        variant,
+        seed,
     )
 
 
