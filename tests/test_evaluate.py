@@ -1,5 +1,5 @@
 """Evaluation's three sweeps of one model: the 8x8 test split, every suite at the training
-context, and the longer contexts, where rows of the grid sweep are taken over only where a
+context, and the longer contexts, and the seen step's training layouts, where rows of the grid sweep are taken over only where a
 longer context cannot change the episode (checked here against playing everything)."""
 
 import dataclasses
@@ -44,6 +44,24 @@ def test_test_split_is_every_test_layout_once(tiny_data, tiny_params):
     played = rollout.rollout(model, lay, tiny_params.env, tiny_params.model.context, 0.8)
     assert np.array_equal(rows.success.to_numpy(), played["success"].astype(int))
     assert np.array_equal(rows.optimal_steps.to_numpy(), optimal)
+
+
+def test_seen_plays_as_many_training_layouts_as_the_test_split_holds(tiny_data, tiny_params):
+    """The first training layouts, as many as the test split has, each once, played as the
+    test split is: layouts training saw, beside the held-out ones."""
+    model = model_for(tiny_params, "rope")
+    rows = evaluate.seen_split(model, tiny_params, tiny_data, "rope", 1)
+    test, _ = dataset.load_split_layouts(tiny_data, "test", tiny_params.env)
+    train, optimal = dataset.load_split_layouts(tiny_data, "train", tiny_params.env)
+    assert len(train) > len(test) == len(rows)
+    assert list(rows.layout_id) == list(train.ids[: len(test)])
+    assert not set(rows.layout_id) & set(test.ids)
+    assert (rows.context == tiny_params.model.context).all()
+    played = rollout.rollout(
+        model, train.subset(slice(0, len(test))), tiny_params.env, tiny_params.model.context, 0.8
+    )
+    assert np.array_equal(rows.success.to_numpy(), played["success"].astype(int))
+    assert np.array_equal(rows.optimal_steps.to_numpy(), optimal[: len(test)])
 
 
 @pytest.mark.parametrize("variant", ["rope", "learned"])

@@ -20,7 +20,7 @@ import yaml
 from safetensors.numpy import save_file
 
 from dtpe import numerics
-from dtpe.analysis import aggregates, figures, reach, report, stats, tables, verdicts
+from dtpe.analysis import aggregates, figures, methods, reach, report, stats, tables, verdicts
 from dtpe.analysis.outputs import TABLE_NAMES, figure_names
 from dtpe.world.maze import WORLD, layouts
 from dtpe.world.maze.planner import cost_to_go
@@ -278,6 +278,7 @@ def write_stats(stats_dir, variants, seeds):
     # a run without the reach step (tests/test_reach.py renders one with it)
     frames["reach"] = pd.DataFrame(columns=stats.REACH_COLUMNS)
     frames["effective_context"] = pd.DataFrame(columns=reach.EFFECTIVE_COLUMNS)
+    frames["seen"] = pd.DataFrame(columns=stats.SEEN_COLUMNS)  # nor the seen step
     for name, frame in frames.items():
         frame.to_csv(stats_dir / f"{name}.csv", index=False)
     (stats_dir / "methods.json").write_text(json.dumps(METHODS))
@@ -366,6 +367,7 @@ def pipeline(root, params, variants=VARIANTS, seeds=SEEDS, timings=None, explore
         root / "tables",
         root / "figures",
         attention,
+        [],
         [],
         timings,
         root / "figures" / "REPORT.md",
@@ -728,7 +730,15 @@ def test_report_numbers_come_from_the_stats_files(tmp_path, run):
     out = tmp_path / "REPORT.md"
     attention = sorted((root / "results" / "attention").glob("*.json"))
     report.write(
-        root / "params.yaml", stats_dir, root / "tables", root / "figures", attention, [], None, out
+        root / "params.yaml",
+        stats_dir,
+        root / "tables",
+        root / "figures",
+        attention,
+        [],
+        [],
+        None,
+        out,
     )
     assert "rope 80.0 % [61.5, 95.0]" in out.read_text()
 
@@ -863,7 +873,7 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     tables.write(declared, stats_dir, tables_dir)
     attention = sorted((root / "results" / "attention").glob("*.json"))
     out = root / "figures" / "REPORT.md"
-    report.write(path, stats_dir, tables_dir, root / "figures", attention, [], None, out)
+    report.write(path, stats_dir, tables_dir, root / "figures", attention, [], [], None, out)
     text = out.read_text()
     verdict = text.split("### Verdict\n\n")[1].split("###")[0]
     assert verdict.startswith("The design can reject: as written.")
@@ -921,3 +931,80 @@ def test_report_names_the_models_without_attention_and_the_precision(tmp_path, t
         " Training ran under bf16 autocast (train.precision, evaluate.precision): matrix "
         "products in that precision, the weights and the optimizer's state in fp32."
     )
+
+
+def test_models_never_evaluated_are_named_or_refused(tmp_path):
+    """A run whose checkpoints were gone before the evaluation finished (the GPU budget ran out)
+    names those models: they leave the evaluations' inputs; a named model that has its grid
+    sweep, or one not of the run, is refused."""
+    from dtpe import cli
+
+    models = [("learned", 1), ("rope", 1), ("rope", 2)]
+    (tmp_path / "eval" / "grid").mkdir(parents=True)
+    for name in ("learned_s1", "rope_s1"):
+        (tmp_path / "eval" / "grid" / f"{name}.csv").write_text("x\n")
+    assert cli.evaluated_models(models, tmp_path, ["rope_s2"]) == models[:2]
+    assert cli.evaluated_models(models, tmp_path, []) == models
+    with pytest.raises(ValueError, match=r"\['rope_s1'\] have their grid sweep"):
+        cli.evaluated_models(models, tmp_path, ["rope_s1", "rope_s2"])
+    with pytest.raises(ValueError, match=r"\['fire_s1'\] are not models of this run"):
+        cli.evaluated_models(models, tmp_path, ["fire_s1"])
+
+
+def seen_rows(variant, seed, wins, layouts=4):
+    """A sweep's rows of one model: the first `wins` of `layouts` layouts succeed."""
+    return pd.DataFrame(
+        {
+            "variant": variant,
+            "seed": seed,
+            "layout_id": range(layouts),
+            "success": [1] * wins + [0] * (layouts - wins),
+        }
+    )
+
+
+def test_seen_layouts_beside_held_out_ones(tiny_params):
+    """Success on training layouts beside the held-out split, per variant: over every model with
+    the seen step's rows; the held-out split and the gap over the models that played both."""
+    sp = tiny_params.stats
+    seen = pd.concat(
+        [seen_rows("learned", 1, 4), seen_rows("learned", 2, 3), seen_rows("rope", 1, 2)]
+    )
+    test = pd.concat(
+        [seen_rows("learned", 1, 2), seen_rows("learned", 2, 2), seen_rows("learned", 3, 0)]
+    )
+    table = stats.seen_success(seen, test, sp).set_index("variant")
+    learned, rope = table.loc["learned"], table.loc["rope"]
+    assert learned.seeds == "1 2" == learned.paired_seeds  # seed 3 played no seen layout
+    assert learned.seen_pct_mean == 87.5 and learned.held_out_pct_mean == 50.0
+    assert learned.gap_pct_mean == 37.5
+    assert learned.gap_ci_low_pct <= 37.5 <= learned.gap_ci_high_pct
+    # the same model played both sets: seeds far apart but each with no gap give no gap
+    level = pd.concat([seen_rows("learned", 1, 4), seen_rows("learned", 2, 0)])
+    paired = stats.seen_success(level, level, sp).iloc[0]
+    assert (paired.gap_ci_low_pct, paired.gap_ci_high_pct) == (0.0, 0.0)
+    assert paired.seen_ci_low_pct == 0.0 and paired.seen_ci_high_pct == 100.0
+    assert rope.seen_pct_mean == 50.0 and rope.paired_seeds == ""
+    assert math.isnan(rope.held_out_pct_mean) and math.isnan(rope.gap_pct_mean)
+    assert math.isnan(rope.seen_ci_low_pct)  # one seed: no interval
+    assert stats.seen_success(None, test, sp).empty
+
+
+def test_seen_table_and_text(tmp_path, tiny_params):
+    sp = tiny_params.stats
+    seen = pd.concat([seen_rows("learned", 1, 4), seen_rows("learned", 2, 3)])
+    test = pd.concat([seen_rows("learned", 1, 2), seen_rows("learned", 2, 2)])
+    stats.seen_success(seen, test, sp).to_csv(tmp_path / "seen.csv", index=False)
+    (tmp_path / "methods.json").write_text(json.dumps(methods.sentences(sp, tiny_params.verdict)))
+    table = tables.seen(tiny_params, tmp_path)
+    assert list(table.shown.iloc[0])[:3] == ["learned", "1 2", "1 2"]
+    assert table.shown.iloc[0]["Seen"].startswith("87.5 [")
+    assert table.shown.iloc[0]["Gap"].startswith("+37.5 [")
+    text = report.seen_text(
+        pd.read_csv(tmp_path / "seen.csv"), 8, json.load((tmp_path / "methods.json").open())
+    )
+    assert "learned 87.5 % [" in text and "held out 50.0, gap 37.5 % [" in text
+    empty = stats.seen_success(None, test, sp)
+    empty.to_csv(tmp_path / "seen.csv", index=False)
+    assert tables.seen(tiny_params, tmp_path).shown.empty
+    assert "not measured in this run" in report.seen_text(empty, 8, {})

@@ -191,16 +191,33 @@ def cmd_stats(args, params):
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
         models = run_models(params, results)
+        evaluated = evaluated_models(models, results, args.no_evaluation)
         stats.run(
             params,
-            per_model(models, results, "eval/test", ".csv"),
-            per_model(models, results, "eval/grid", ".csv"),
-            per_model(models, results, "eval/context", ".csv"),
+            per_model(evaluated, results, "eval/test", ".csv"),
+            per_model(evaluated, results, "eval/grid", ".csv"),
+            per_model(evaluated, results, "eval/context", ".csv"),
             per_model(models, results, "train", "/metrics.csv"),
             attention_jsons(models, results, args.no_attention),
             tmp,
-            reach_csvs(models, results),
+            reach_csvs(evaluated, results),
+            [p for p in per_model(models, results, "eval/seen", ".csv") if p.is_file()],
         )
+
+
+def evaluated_models(models, results: Path, lacking: list[str]) -> list[tuple[str, int]]:
+    """`models` less those named in `lacking` (--no-evaluation): trained, their evaluation
+    never finished and their checkpoints gone, as where scripts/study_gpu.py's budget ran out.
+    A named model must be one of the run's and lack its grid sweep."""
+    named = {names.model_name(v, s): (v, s) for v, s in models}
+    unknown = sorted(set(lacking) - set(named))
+    if unknown:
+        raise ValueError(f"--no-evaluation: {unknown} are not models of this run ({sorted(named)})")
+    grid = results / "eval" / "grid"
+    present = sorted(name for name in lacking if (grid / f"{name}.csv").is_file())
+    if present:
+        raise ValueError(f"--no-evaluation: {present} have their grid sweep; drop them")
+    return [m for m in models if names.model_name(*m) not in lacking]
 
 
 def attention_jsons(models, results: Path, lacking: list[str]) -> list[Path]:
@@ -265,13 +282,16 @@ def cmd_report(args, params):
     from dtpe.analysis import report
 
     results = Path(args.results)
+    models = run_models(params, results)
+    evaluated_models(models, results, args.no_evaluation)  # a wrong name is refused
     report.write(
         Path(args.params),
         results / "stats",
         results / "tables",
         Path(args.figures),
-        attention_jsons(run_models(params, results), results, args.no_attention),
+        attention_jsons(models, results, args.no_attention),
         args.no_attention,
+        args.no_evaluation,
         _timings(Path(args.benchmarks)),
         Path(args.out),
     )
@@ -358,6 +378,18 @@ def no_attention(p: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="a model (<variant>_s<seed>) whose attention step never ran, its checkpoint gone; "
         "left out of the attention results and named in the report (repeatable)",
+    )
+
+
+def no_evaluation(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-evaluation",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="a model (<variant>_s<seed>) whose evaluation never finished, its checkpoint gone; "
+        "left out of the evaluations' results (its training and attention kept) and named in the "
+        "report (repeatable)",
     )
 
 
@@ -452,6 +484,7 @@ def parser() -> argparse.ArgumentParser:
     p = step("stats", cmd_stats, "statistics over seeds and variants")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
     no_attention(p)
+    no_evaluation(p)
     p.add_argument("--out", type=Path, required=True, help="folder for the statistics")
     p = step("tables", cmd_tables, "the study's tables as CSV, Markdown and LaTeX")
     p.add_argument("--stats", type=Path, required=True, help="folder the stats step wrote")
@@ -464,6 +497,7 @@ def parser() -> argparse.ArgumentParser:
     p = step("report", cmd_report, "figures/REPORT.md: every table and figure, params, timings")
     p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
     no_attention(p)
+    no_evaluation(p)
     p.add_argument(
         "--figures", type=Path, default=Path("figures"), help="figures folder (default: figures)"
     )

@@ -228,7 +228,7 @@ STEPS = (
         inputs=(
             *(
                 f"results/eval/{sweep}/{{model}}.csv"
-                for sweep in ("test", "grid", "context", "reach")
+                for sweep in ("test", "grid", "context", "reach", "seen")
             ),
             "results/train/{model}",
             "results/attention/{model}.json",

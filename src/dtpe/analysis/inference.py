@@ -65,6 +65,21 @@ def mean_interval(done: np.ndarray, sp, rng) -> tuple[float, float]:
     )
 
 
+def paired_gap_interval(a: np.ndarray, b: np.ndarray, sp, rng) -> tuple[float, float]:
+    """Two-level bootstrap interval of 100 x (mean a - mean b) where row i of a and of b is the
+    same model on two sets of layouts: the seeds resampled jointly, each set's layouts
+    independently."""
+    if len(a) < 2:
+        return math.nan, math.nan
+    samples = (np.arange(len(a)), np.arange(a.shape[1]), np.arange(b.shape[1]))
+    return _bootstrap(
+        lambda s, la, lb, axis=-1: 100 * (_resampled_mean(a, s, la) - _resampled_mean(b, s, lb)),
+        samples,
+        sp,
+        rng,
+    )
+
+
 def diff_interval(a: np.ndarray, b: np.ndarray, sp, rng) -> tuple[float, float]:
     """Two-level bootstrap interval of 100 x (mean a - mean b): the seeds of a and of b each
     resampled, the layouts (shared, the same columns in a and b) resampled jointly."""

@@ -72,6 +72,7 @@ TABLES = (
     ("power", "Power"),
     ("ranking", "Ranking"),
     ("reach", "How far back each variant looks"),
+    ("seen", "Layouts seen in training"),
 )
 TABLE_NAMES = tuple(name for name, _ in TABLES)
 

@@ -23,7 +23,8 @@ aggregates, aggregates.py), decisions.csv (the declared hypotheses, verdicts.py;
 are declared), scores.csv (each model's per-seed endpoint scores, where hypotheses are declared),
 interims.csv (a sequential run's interims), reach.csv and effective_context.csv (success at
 contexts shorter than the training one, how those episodes ended, and how far back each
-variant looks, analysis/reach.py; empty in a run without the reach step), design.json (could the
+variant looks, analysis/reach.py; empty in a run without the reach step), seen.csv (success on
+training layouts beside held-out ones; empty in a run without the seen step), design.json (could the
 design reject: design.py), metrics.json, methods.json, and attention_maps.json (each variant's
 attention averaged over its seeds, for Figure 4).
 """
@@ -48,6 +49,7 @@ from dtpe.analysis.inference import (
     detectable,
     holm,
     mean_interval,
+    paired_gap_interval,
     seeds_needed,
 )
 
@@ -64,9 +66,10 @@ def run(
     attention_jsons: list[Path],
     out_dir: Path,
     reach_csvs: list[Path] = (),
+    seen_csvs: list[Path] = (),
 ) -> None:
     """Every output in out_dir (module docstring); `reach_csvs`: the reach step's CSVs, none
-    in a run that predates it."""
+    in a run that predates it; `seen_csvs`: the seen step's, of the models that have one."""
     sp, variants = params.stats, list(params.study.variants)
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
@@ -94,8 +97,9 @@ def run(
         sp,
         lambda kind, variant: cell_rng(sp.seed, kind, variant),
     )
+    test = ordered(read_episodes(test_csvs), variants)
     results = {
-        "training": training(epochs, ordered(read_episodes(test_csvs), variants)),
+        "training": training(epochs, test),
         "training_curves": training_curves(epochs),
         "success_by_grid": success,
         "steps_by_grid": steps_by_grid(grid),
@@ -110,6 +114,8 @@ def run(
     ladder = ordered(read_episodes(reach_csvs), variants) if reach_csvs else None
     results["reach"] = reach_success(ladder, success, grid, sp, train_context, params.env.cap)
     results["effective_context"] = reach.effective_context(results["reach"], train_context)
+    seen = ordered(read_episodes(seen_csvs), variants) if seen_csvs else None
+    results["seen"] = seen_success(seen, test, sp)
     if scores is not None:
         results["scores"] = scores
     if replayed is not None:
@@ -253,6 +259,59 @@ def training(metrics: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
         .rename("test_success_pct_min")
     )
     return summary.join(worst, on="variant")
+
+
+SEEN_COLUMNS = [
+    "variant",
+    "n_seeds",
+    "seeds",
+    "paired_seeds",
+    "seen_layouts",
+    "held_out_layouts",
+    *(
+        f"{which}_{stat}"
+        for which in ("seen", "held_out", "gap")
+        for stat in ("pct_mean", "ci_low_pct", "ci_high_pct")
+    ),
+]
+
+
+def seen_success(seen: pd.DataFrame | None, test: pd.DataFrame, sp) -> pd.DataFrame:
+    """Per variant, success at the training size on layouts its models trained on (the seen
+    step's, over every model that has it) beside the held-out test split and the gap seen - held
+    out (over the models that played both: `paired_seeds`), each mean with its two-level
+    bootstrap interval, the gap's resampling each seed's two sets together (the same model
+    played both). Empty where no model has the seen step's CSV."""
+    rows = []
+    for variant, played in seen.groupby("variant", observed=True) if seen is not None else []:
+        a = outcomes(played)
+        held_out = test[(test.variant == variant) & test.seed.isin(played.seed)]
+        paired = sorted(held_out.seed.unique())
+        rng = cell_rng(sp.seed, "seen", variant)
+        row = {
+            "variant": variant,
+            "n_seeds": len(a),
+            "seeds": " ".join(map(str, sorted(played.seed.unique()))),
+            "paired_seeds": " ".join(map(str, paired)),
+            "seen_layouts": a.shape[1],
+            "seen_pct_mean": 100 * a.mean(),
+            **dict(zip(("seen_ci_low_pct", "seen_ci_high_pct"), mean_interval(a, sp, rng))),
+        }
+        if paired:
+            a, b = outcomes(played[played.seed.isin(paired)]), outcomes(held_out)
+            row |= {
+                "held_out_layouts": b.shape[1],
+                "held_out_pct_mean": 100 * b.mean(),
+                **dict(
+                    zip(("held_out_ci_low_pct", "held_out_ci_high_pct"), mean_interval(b, sp, rng))
+                ),
+                "gap_pct_mean": 100 * (a.mean() - b.mean()),
+                **dict(
+                    zip(("gap_ci_low_pct", "gap_ci_high_pct"), paired_gap_interval(a, b, sp, rng))
+                ),
+            }
+        rows.append(row)
+    return pd.DataFrame(rows, columns=SEEN_COLUMNS)
 
 
 def training_curves(metrics: pd.DataFrame) -> pd.DataFrame:

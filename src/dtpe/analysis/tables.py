@@ -64,6 +64,7 @@ def write(params, stats_dir: Path, out_dir: Path) -> None:
         "power": power,
         "ranking": ranking,
         "reach": reach,
+        "seen": seen,
     }
     for name in TABLE_NAMES:
         table = builders[name](params, Path(stats_dir))
@@ -534,3 +535,50 @@ def reach(params, stats_dir: Path) -> Table:
         f"lower bound of the training context's interval. {UNDEFINED}: undefined (one seed)."
     )
     return Table("reach", caption, numbers, shown)
+
+
+def seen(params, stats_dir: Path) -> Table:
+    """Per variant: success on training layouts beside the held-out test split, and the gap."""
+    numbers = read(stats_dir, "seen")
+    described = methods(stats_dir)
+    n = grid_label(params.data.train_size)
+    if not len(numbers):
+        shown = pd.DataFrame(columns=["Variant", "Seen", "Held out", "Gap"])
+        caption = (
+            f"Success on {n} layouts seen in training: none measured in this run (no model has "
+            "the seen step's results: `dtpe seen` plays a model on its training layouts)."
+        )
+        return Table("seen", caption, numbers, shown)
+    shown = pd.DataFrame(
+        {
+            "Variant": numbers.variant,
+            "Seeds (seen)": numbers.seeds,
+            "Seeds (both)": numbers.paired_seeds.fillna("none"),
+            **{
+                title: [
+                    with_interval(*cells, sign=sign)
+                    for cells in zip(
+                        *(
+                            numbers[f"{which}_{v}"]
+                            for v in ("pct_mean", "ci_low_pct", "ci_high_pct")
+                        )
+                    )
+                ]
+                for title, which, sign in (
+                    ("Seen", "seen", ""),
+                    ("Held out", "held_out", ""),
+                    ("Gap", "gap", "+"),
+                )
+            },
+        }
+    )
+    caption = (
+        f"Success % at the training size ({n}) on layouts the models trained on (the first of "
+        f"the train split, as many as the held-out test split holds: "
+        f"{seeds(numbers.seen_layouts)}) beside the held-out test split, over the models that "
+        f"played both: mean [{confidence(described)} CI]; {described['bootstrap']} Gap: seen − "
+        f"held out, each seed's two sets resampled together. {NOT_APPLICABLE}: no model of the "
+        "variant played both. "
+        f"{UNDEFINED}: undefined (one seed)."
+    )
+    return Table("seen", caption, numbers, shown)
