@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from conftest import tiny_raw
 from test_encodings import CFG, batch, logits, make
-from test_source_encodings import attention_layer
+from test_source_encodings import LAYERS, attention_layer
 
 from dtpe import params
 from dtpe.model import encodings
@@ -31,14 +31,15 @@ def heads_folded(x: torch.Tensor) -> torch.Tensor:
 # --- CoPE (Golovneva et al. 2024) ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("layer", range(LAYERS))
 @pytest.mark.parametrize("positions", [3, 91])  # clamped early, and never
-def test_cope_matches_ram_at_float64(positions):
+def test_cope_matches_ram_at_float64(positions, layer):
     model, run = attention_layer(
-        "cope", dtype=torch.float64, options={"k": {"cope": {"positions": positions}}}
+        "cope", torch.float64, layer, options={"k": {"cope": {"positions": positions}}}
     )
     q, k, v, out = run(POSITIONS)
     allowed = torch.ones(len(POSITIONS), len(POSITIONS), dtype=torch.float64).tril()[None]
-    table = model.k_encoding.table[0].detach()[None]  # (1, dh, P), shared by the heads
+    table = model.k_encoding.table[layer].detach()[None]  # (1, dh, P), shared by the heads
     want, _ = oracle.cope_attention(
         heads_folded(q), heads_folded(k), heads_folded(v), table, allowed
     )
@@ -76,8 +77,9 @@ def test_cope_positions_count_the_gated_tokens():
 # --- DAPE (Zheng et al. 2024) -------------------------------------------------------------------
 
 
-def test_dape_matches_its_reference_at_float64():
-    model, run = attention_layer("dape", dtype=torch.float64)
+@pytest.mark.parametrize("layer", range(LAYERS))
+def test_dape_matches_its_reference_at_float64(layer):
+    model, run = attention_layer("dape", torch.float64, layer)
     enc = model.k_encoding
     q, k, v, out = run(POSITIONS)
     with torch.no_grad():
@@ -85,7 +87,7 @@ def test_dape_matches_its_reference_at_float64():
             q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]),
             F.softplus(enc.base.raw_r1),
             F.softplus(enc.base.raw_r2),
-            enc.mlps[0],
+            enc.mlps[layer],
         )
     hidden = POSITIONS[None, :] > POSITIONS[:, None]
     want = scores.masked_fill(hidden, float("-inf")).softmax(-1) @ v

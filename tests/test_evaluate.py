@@ -1,6 +1,7 @@
 """Evaluation's three sweeps of one model: the 8x8 test split, every suite at the training
-context, and the longer contexts, and the seen step's training layouts, where rows of the grid sweep are taken over only where a
-longer context cannot change the episode (checked here against playing everything)."""
+context, and the longer contexts, where rows of the grid sweep are taken over only where a
+longer context cannot change the episode (checked here against playing everything); and the seen
+step's training layouts."""
 
 import dataclasses
 

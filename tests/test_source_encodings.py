@@ -17,13 +17,20 @@ torch.set_num_threads(1)
 B, T = 2, 6
 
 
-def attention_layer(variant: str, dtype: torch.dtype = torch.float32, **kw):
-    """Layer 0's attention of a `variant` model in `dtype`, its output projection the identity,
-    so that its output is the heads' mix of values; and a call returning (q, k, v, out) for
-    inputs whose tokens have the positions `positions` (one k per token, so the model's causal
-    mask by token order is the oracles' by position)."""
+LAYERS = 3
+"""layers of the models whose encodings hold parameters per layer: each layer is checked against
+its reference with its own parameters (a model reading layer 0's everywhere fails at 1 and 2)"""
+
+
+def attention_layer(variant: str, dtype: torch.dtype = torch.float32, layer: int = 0, **kw):
+    """Layer `layer`'s attention of a `variant` model in `dtype`, its output projection the
+    identity, so that its output is the heads' mix of values; and a call returning (q, k, v, out)
+    for inputs whose tokens have the positions `positions` (one k per token, so the model's
+    causal mask by token order is the oracles' by position)."""
+    if layer:
+        kw.setdefault("n_layers", LAYERS)
     model = make(variant, **kw).to(dtype)
-    attn = model.blocks[0].attn
+    attn = model.blocks[layer].attn
     d, heads = model.cfg.d_model, model.cfg.n_heads
     with torch.no_grad():
         attn.proj.weight.copy_(torch.eye(d))
@@ -36,7 +43,7 @@ def attention_layer(variant: str, dtype: torch.dtype = torch.float32, **kw):
         times = positions[None].repeat(B, 1) if times is None else times
         with torch.no_grad():
             q, k, v = attn.qkv(x).view(B, len(positions), 3, heads, -1).permute(2, 0, 3, 1, 4)
-            out, _ = attn(x, 0, model.attending(positions, positions, times, times))
+            out, _ = attn(x, layer, model.attending(positions, positions, times, times))
         return q, k, v, out.view(B, len(positions), heads, -1).transpose(1, 2)
 
     return model, run
@@ -53,13 +60,14 @@ POSITIONS = torch.arange(T)
 # --- Shaw et al. 2018 ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("layer", range(LAYERS))
 @pytest.mark.parametrize("clip", [1, 3, 16])
-def test_shaw_matches_tensor2tensor(clip):
-    model, run = attention_layer("shaw", options={"k": {"shaw": {"clip": clip}}})
+def test_shaw_matches_tensor2tensor(clip, layer):
+    model, run = attention_layer("shaw", layer=layer, options={"k": {"shaw": {"clip": clip}}})
     enc = model.k_encoding
     q, k, v, out = run(POSITIONS)
     want = oracle.shaw_attention(
-        q, k, v, enc.keys[0].detach(), enc.values[0].detach(), clip, POSITIONS, POSITIONS
+        q, k, v, enc.keys[layer].detach(), enc.values[layer].detach(), clip, POSITIONS, POSITIONS
     )
     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
 
@@ -74,16 +82,17 @@ def test_shaw_has_a_table_pair_per_layer_and_clips_far_distances():
 # --- eRPE (ConvTran) ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("layer", range(LAYERS))
 @pytest.mark.parametrize("heads", [2, 8])
-def test_erpe_matches_convtran(heads):
+def test_erpe_matches_convtran(heads, layer):
     """8 heads run tsai's own Attention_Rel_Scl (it hard-codes 8); 2, the re-derived one."""
     if heads == 8 and oracle.tsai_unavailable():
         pytest.fail(f"tsai's ConvTranPlus does not load: {oracle.tsai_unavailable()}")
-    model, run = attention_layer("erpe", n_heads=heads, d_model=4 * heads)
+    model, run = attention_layer("erpe", layer=layer, n_heads=heads, d_model=4 * heads)
     enc = model.k_encoding
     q, k, v, out = run(POSITIONS)
     want, _ = oracle.erpe_attention(
-        q, k, v, enc.table[0].detach(), model.cfg.d_model, POSITIONS, POSITIONS, CFG["context"]
+        q, k, v, enc.table[layer].detach(), model.cfg.d_model, POSITIONS, POSITIONS, CFG["context"]
     )
     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
 
@@ -216,12 +225,38 @@ def test_what_the_layers_share_is_prepared_once_per_forward_pass(k):
 
 @pytest.mark.parametrize("k", ["shaw", "erpe", "tupe", "tuper", "fire", "cope", "dape"])
 def test_every_parameter_of_the_new_encodings_learns(k):
-    """Each parameter, of every layer's table too, gets a gradient from a training loss."""
-    model = make(k).train()
+    """Each parameter gets a gradient from a training loss; and where the encoding holds its
+    parameters per layer, each layer's own do (a whole tensor's gradient would hide a layer that
+    reads another's table)."""
+    model = make(k, n_layers=LAYERS).train()
     rtg, states, actions, timesteps = batch()
     model(rtg, model.encode_states(states), actions, timesteps).sum().backward()
-    grads = [p.grad for n, p in model.named_parameters() if n.startswith("k_encoding")]
-    assert grads and all(g is not None and g.abs().sum() > 0 for g in grads)
+    grads = {n: p.grad for n, p in model.named_parameters() if n.startswith("k_encoding")}
+    assert grads and all(g is not None and g.abs().sum() > 0 for g in grads.values())
+    per_layer = per_layer_gradients(grads)
+    assert bool(per_layer) == (k in PER_LAYER), sorted(per_layer)
+    for name, layers in per_layer.items():
+        assert len(layers) == LAYERS and all(g.abs().sum() > 0 for g in layers), name
+
+
+PER_LAYER = {"shaw", "erpe", "cope", "dape"}
+"""the encodings that hold parameters per layer: a leading axis of n_layers (Shaw's, eRPE's and
+CoPE's tables) or a module per layer (DAPE's MLPs)"""
+
+
+def per_layer_gradients(grads: dict) -> dict[str, list]:
+    """{parameter: the gradient of each layer's part} of the per-layer parameters among `grads`
+    (of a LAYERS-layer model whose other axes are never LAYERS long): a module list's
+    `.<layer>.` members gathered by their name without it."""
+    found: dict[str, list] = {}
+    for name, g in grads.items():
+        parts = name.split(".")
+        index = next((i for i, part in enumerate(parts) if part.isdigit()), None)
+        if index is not None and parts[index - 1] == "mlps":
+            found.setdefault(".".join(parts[:index] + parts[index + 1 :]), []).append(g)
+        elif g.ndim and g.shape[0] == LAYERS:
+            found[name] = list(g)
+    return found
 
 
 def test_only_encodings_that_mix_after_the_softmax_leave_the_fused_kernel():
