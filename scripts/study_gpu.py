@@ -15,8 +15,9 @@ docs/design.md, "The study's scale on one GPU".
 
 What --out receives (three files, none in a folder; each well under 16 MiB):
 - results.tar.gz: results/params.json, results/train/<model>/ (metrics.csv, the training curve;
-  numerics.json; positions.json), results/eval/{test,grid,context}/<model>.csv (one row per
-  episode), results/attention/<model>.json: every step that finished;
+  numerics.json; positions.json), results/eval/{test,grid,context,seen,reach}/<model>.csv (one
+  row per episode), results/attention/<model>.json, and results/timings/ (each finished step's
+  wall time, as Snakemake records it, which the report reads): every step that finished;
 - logs.tar.gz: every step's log, also of the steps the budget stopped (a training's log has a
   line per finished epoch; each log is cut to its last 1 MiB);
 - study.json: the device, the code version, the params, the numerics, the data's summary and
@@ -138,6 +139,8 @@ class Step:
     argv: list[str]
     outputs: list[Path]
     log: Path
+    timing: Path | None
+    """where its wall time is recorded as Snakemake would (pipeline.Step.timing), None: not kept"""
     status: str = "not started"  # running, done, kept (an earlier command's), stopped, failed
     rc: int | None = None
     start_s: float | None = None
@@ -213,6 +216,7 @@ class Study:
             [sys.executable, "-m", "dtpe", *argv[1:]],
             [self.work / o.path.format(**values) for o in declared.outputs],
             log,
+            self.work / declared.timing().format(**values) if declared.benchmark else None,
         )
 
     def model(self, variant: str, seed: int, study_seed: bool) -> Model:
@@ -266,6 +270,10 @@ class Study:
         if step.status == "running":
             step.status = "done" if step.rc == 0 else "failed"
         wall = step.end_s - step.start_s
+        if step.status == "done" and step.timing is not None:
+            # the one column of Snakemake's benchmark file that the report reads
+            step.timing.parent.mkdir(parents=True, exist_ok=True)
+            replace(step.timing, f"s\n{wall:.4f}\n".encode())
         print(f"{step.end_s:6.0f} s  {step.log.stem} {step.status} ({wall:.0f} s)", flush=True)
         self.pack()
         return step.status == "done"

@@ -87,7 +87,7 @@ def test_every_model_is_trained_evaluated_and_analysed_per_episode(runs):
 
 
 def test_the_device_code_and_wall_times_are_recorded(runs):
-    manifest, _, _ = packed(runs["first"][0])
+    manifest, results, _ = packed(runs["first"][0])
     assert manifest["device"]["name"].startswith("cpu: ") and not manifest["device"]["cuda"]
     assert manifest["numerics"]["mode"] == "portable"  # the params' own off a GPU
     assert manifest["wall_s"] > 0 and manifest["budget_hit"] is False
@@ -98,6 +98,11 @@ def test_the_device_code_and_wall_times_are_recorded(runs):
             sum(record[s]["wall_s"] for s in ("train", "evaluate", "seen", "reach", "attention")),
             abs=0.05,
         )
+        for step in ("train", "evaluate", "seen", "reach", "attention"):  # as the report reads
+            timing = pd.read_csv(
+                io.BytesIO(results[f"results/timings/{step}/{model}.tsv"]), sep="\t"
+            )
+            assert timing.s.iloc[0] == pytest.approx(record[step]["wall_s"], abs=0.01)
         # the quick steps that need the checkpoint run right after training
         assert list(record)[-5:] == ["train", "attention", "seen", "evaluate", "reach"]
     assert re.fullmatch(r"[0-9a-f]{64}", manifest["code"]["src_sha256"])

@@ -75,6 +75,15 @@ class Step:
     def log(self) -> str:
         return f"logs/{self.name}/{MODEL}.log" if self.per_model else f"logs/{self.name}.log"
 
+    def timing(self) -> str:
+        """Its wall time's record (Snakemake's benchmark file), kept with the results: git
+        keeps it, touching or pulling the step's outputs leaves it, a rerun replaces it."""
+        return self.log().replace("logs/", f"{TIMINGS}/").replace(".log", ".tsv")
+
+
+TIMINGS = "results/timings"
+"""every step's wall-time record, as Step.timing names it"""
+
 
 def figures(ext: str = "") -> tuple[str, ...]:
     """The figures, with the run's world as `{world}`: every extension, or `ext`'s."""
@@ -255,7 +264,7 @@ STEPS = (
     Step(
         "report",
         "dtpe report --params {params} --results results --figures figures "
-        "--benchmarks benchmarks --out figures/REPORT.md",
+        f"--benchmarks {TIMINGS} --out figures/REPORT.md",
         # the report prints every param (the validated file, whole) and links the explorer,
         # the GIFs and the embedding figure
         inputs=(

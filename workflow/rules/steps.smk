@@ -75,7 +75,7 @@ def step_resources(step):
 
 
 # The same rule twice, as a directive cannot be left out: validate and report keep no benchmark
-# (the report reads benchmarks/, and its own would change it on every rerun).
+# (the report reads the timings, and its own would change them on every rerun).
 for _step in pipeline.STEPS:
     _outputs = step_outputs(_step)
     if _step.benchmark:
@@ -93,7 +93,7 @@ for _step in pipeline.STEPS:
             log:
                 _step.log(),
             benchmark:
-                _step.log().replace("logs/", "benchmarks/").replace(".log", ".tsv")
+                _step.timing()
             threads: THREADS if _step.threads else 1
             priority: _step.priority
             resources:

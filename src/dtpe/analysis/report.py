@@ -613,7 +613,7 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
 
 def own_steps(timings: dict[str, float] | None, study) -> dict[str, float] | None:
     """The run's own steps: a model's (`train/<model>`, ...) only for the models of its params,
-    since benchmarks/ also keeps the steps of models trained beside the run (more seeds on their
+    since the timings also keep the steps of models trained beside the run (more seeds on their
     way into it)."""
     if not timings:
         return timings
@@ -627,7 +627,10 @@ def own_steps(timings: dict[str, float] | None, study) -> dict[str, float] | Non
 
 def timings_section(timings: dict[str, float] | None, threads: int) -> str:
     if not timings:
-        return "Wall time: not recorded (no Snakemake benchmark files for this run)."
+        return (
+            "Wall time: not recorded (no Snakemake benchmark files in results/timings/: the "
+            "steps ran before their records were kept there, or under DVC or another runner)."
+        )
     rows = [
         {"Step": step, "Wall time (s)": f"{seconds:.1f}"}
         for step, seconds in sorted(timings.items())
@@ -646,6 +649,10 @@ def timings_section(timings: dict[str, float] | None, threads: int) -> str:
         if models and per_model
         else ""
     )
-    return f"From Snakemake's benchmark files.{rate}\n\n" + pd.DataFrame(rows).to_markdown(
+    source = (
+        "From Snakemake's benchmark files (results/timings/, committed with the results: each "
+        "step's latest run under Snakemake; touching or pulling outputs keeps them)."
+    )
+    return f"{source}{rate}\n\n" + pd.DataFrame(rows).to_markdown(
         index=False, disable_numparse=True
     )
