@@ -130,7 +130,7 @@ def plan(layouts, index: int = 0) -> list[int]:
     actions = []
     while ctg.steps(State(pos, has_key), zero)[0] > 0:
         a = ctg.optimal_action(State(pos, has_key), zero)
-        pos, has_key, _ = transition(one.grid, pos, has_key, a)
+        pos, has_key = transition(one.grid, pos, has_key, a)
         actions.append(int(a[0]))
     return actions
 

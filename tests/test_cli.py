@@ -103,8 +103,8 @@ def test_the_help_walk_finds_what_lacks_help():
         (lambda r: r["data"]["split"].update(train=0.7), "data.split: fractions sum to 0.8"),
         (lambda r: r["model"].update(n_heads=3), "model.n_heads"),
         (
-            lambda r: r["env"].update(world="minigrid"),
-            f"env.world: no world 'minigrid'; worlds: {', '.join(catalog.names())}",
+            lambda r: r["env"].update(world=catalog.RESERVED),
+            f"env.world: no world '{catalog.RESERVED}'; worlds: {', '.join(catalog.names())}",
         ),
         (lambda r: r["stats"].update(reference="nope"), "stats.reference"),
         (

@@ -158,6 +158,7 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(r
         | {"a": a, "b": "learned", "endpoint": "10+12", "outcome": outcome, "estimate": estimate}
         | {"effect_pct": effect, "ci_low_pct": effect - 4, "ci_high_pct": effect + 4}
         | {"seeds_a": 15, "seeds_b": 15, "stable": 1.0}
+        | {"preregistration": "recorded", "overlay_commit": "e" * 40, "overlay_sha256": "f" * 64}
         for a, outcome, estimate, effect in [
             ("rope", "a > b", verdicts.STAGEWISE, 9.5),
             ("sinusoidal", "equivalent within ±10", verdicts.STAGEWISE, 0.5),
@@ -174,3 +175,9 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(r
     shown = (out / "verdicts.md").read_text()
     first = [c.strip() for c in shown.splitlines()[4].strip("|").split("|")]
     assert first[2:6] == ["rope vs learned", "10, 12", "a > b", "+9.5 [+5.5, +13.5]"]
+    assert first[-1] == "recorded: overlay at `eeeeeee` (sha256 `ffffffffffff`), its content now"
+    # a confirmatory run's decisions from before the preregistration columns: rerun its stats
+    decided = pd.read_csv(stats_dir / "decisions.csv")
+    decided.drop(columns=["overlay_commit"]).to_csv(stats_dir / "decisions.csv", index=False)
+    with pytest.raises(ValueError, match=r"decisions.csv lacks the columns \['overlay_commit'\]"):
+        compare.leaderboard([confirm], ["confirm"])

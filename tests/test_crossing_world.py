@@ -20,6 +20,7 @@ from dtpe.world.crossing.planner import cost_to_go
 from dtpe.world.crossing.rules import (
     AGENT,
     EMPTY,
+    ENDS,
     GOAL,
     MINIGRID_ACTIONS,
     N_ACTIONS,
@@ -68,7 +69,8 @@ def test_rules_and_codes_match_minigrid_after_every_step(size):
             optimal = ctg.optimal_action(state, which)
             action = optimal if rng.random() < 0.5 else rng.integers(0, N_ACTIONS, 1)
             _, reward, terminated, truncated, _ = env.step(MINIGRID_ACTIONS[action[0]])
-            state, at_goal = transition(lay, state, action)
+            state = transition(lay, state, action)
+            at_goal, _ = ENDS.at(lay, state.pos)
             np.testing.assert_array_equal(render(lay, state)[0], reference_observation(env))
             assert terminated == at_goal[0], (seed, t)
             if terminated:
@@ -84,7 +86,7 @@ def plan(lay) -> list[np.ndarray]:
     actions = np.zeros((len(lay), length.max()), dtype=np.int64)
     for t in range(actions.shape[1]):
         actions[:, t] = ctg.optimal_action(state, which)
-        state, _ = transition(lay, state, actions[:, t])
+        state = transition(lay, state, actions[:, t])
     return [actions[i, : length[i]] for i in which]
 
 
@@ -161,12 +163,13 @@ def test_same_seed_gives_the_same_bytes_and_seeds_differ():
 
 def test_draw_keeps_distinct_new_layouts_and_settles_for_fewer_where_there_are_few():
     rng = np.random.default_rng(0)
-    every = crossing_layouts.draw(7, 100, rng, CROSSINGS, whole=False)
-    assert len(every) == 52 == len(set(crossing_layouts.fingerprints(every)))  # 7 x 7 has 52
+    world, knobs = catalog.get("crossing"), {"num_crossings": CROSSINGS}
+    every = world.draw(7, 100, rng, knobs, whole=False)
+    assert len(every) == 52 == len(set(world.fingerprints(every)))  # 7 x 7 has 52
     with pytest.raises(
         ValueError, match=r"7x7 holds \d+ distinct layouts .*: 0 new ones, 5 wanted"
     ):
-        crossing_layouts.draw(7, 5, rng, CROSSINGS, set(crossing_layouts.fingerprints(every)))
+        world.draw(7, 5, rng, knobs, set(world.fingerprints(every)))
 
 
 def test_observe_refuses_objects_simple_crossing_lacks():

@@ -195,7 +195,7 @@ def test_expert_actions_are_optimal_in_every_state_and_ties_are_drawn(splits):
         for i in range(lo, hi):
             expert = arrays["expert_actions"][i : i + 1].astype(np.int64)
             now = ctg.steps(maze.state, zero)[0]
-            after, key_after, _ = transition(lay.grid, maze.state.pos, maze.state.has_key, expert)
+            after, key_after = transition(lay.grid, maze.state.pos, maze.state.has_key, expert)
             assert ctg.steps(State(after, key_after), zero)[0] == now - 1, (e, i - lo)
             not_first += expert[0] != ctg.optimal_action(maze.state, zero)[0]
             differ += arrays["actions"][i] != expert[0]

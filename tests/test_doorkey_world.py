@@ -21,6 +21,7 @@ from dtpe.world.doorkey.rules import (
     DOOR_LOCKED,
     DOOR_OPEN,
     EMPTY,
+    ENDS,
     GOAL,
     KEY,
     MINIGRID_ACTIONS,
@@ -100,7 +101,8 @@ def mixed_walk(size, seed, rng, length):
         action = optimal if rng.random() < 0.5 else rng.integers(0, N_ACTIONS, 1)
         _, _, terminated, truncated, _ = env.step(MINIGRID_ACTIONS[action[0]])
         assert not truncated
-        state, at_goal = transition(lay, state, action)
+        state = transition(lay, state, action)
+        at_goal, _ = ENDS.at(lay, state.pos)
         yield env, lay, ctg, state, terminated, at_goal
         if terminated:
             return
@@ -124,11 +126,11 @@ def reachable_states(lay, i) -> State:
     while frontier:
         state = frontier.popleft()
         for action in range(N_ACTIONS):
-            child, at_goal = transition(one, state, [action])
+            child = transition(one, state, [action])
             if key(child) not in seen:
                 seen.add(key(child))
                 states.append(child)
-                if not at_goal[0]:  # the episode ends there
+                if not ENDS.at(one, child.pos)[0][0]:  # the episode ends there
                     frontier.append(child)
     return stack(states)
 
@@ -165,7 +167,7 @@ def test_plans_end_in_minigrid_at_their_last_step_with_its_reward(size):
 
 def test_plans_are_as_short_as_a_search_over_copies_of_the_real_env():
     drawn = doorkey_layouts.from_seeds(5, range(300))
-    every_5x5 = drawn.subset(new_distinct(doorkey_layouts.fingerprints(drawn), set(), len(drawn)))
+    every_5x5 = drawn.subset(new_distinct(WORLD.fingerprints(drawn), set(), len(drawn)))
     some_6x6 = doorkey_layouts.from_seeds(6, [3, 14, 15])
     for lay in (every_5x5, some_6x6):
         size, env = lay.size, DoorKeyEnv(size=lay.size)
@@ -225,7 +227,7 @@ def test_cost_to_go_is_one_more_than_the_best_successor_in_every_reached_state(r
     steps = ctg.steps(states, which)
     after = np.stack(
         [
-            ctg.steps(transition(lay, states, np.full(len(which), a), which)[0], which)
+            ctg.steps(transition(lay, states, np.full(len(which), a), which), which)
             for a in range(N_ACTIONS)
         ]
     )  # (actions, states)
@@ -249,16 +251,16 @@ def test_same_seed_gives_the_same_bytes_and_seeds_differ():
 
 def test_new_distinct_leaves_out_repeats_and_excluded_layouts():
     lay = doorkey_layouts.from_seeds(5, range(300))
-    codes = doorkey_layouts.fingerprints(lay)
+    codes = WORLD.fingerprints(lay)
     every = lay.subset(new_distinct(codes, set(), len(lay)))
     # the wall column is x = 2, leaving the agent 3 cells, 4 headings, the door 2 rows and the
     # key the agent's 2 other cells: 48 layouts in all
-    assert len(every) == 48 and len(set(doorkey_layouts.fingerprints(every))) == 48
+    assert len(every) == 48 and len(set(WORLD.fingerprints(every))) == 48
     assert list(every.seeds) == sorted(every.seeds)  # the first draw of each
     train = every.subset(np.arange(20))
-    held_out = lay.subset(new_distinct(codes, set(doorkey_layouts.fingerprints(train)), len(lay)))
+    held_out = lay.subset(new_distinct(codes, set(WORLD.fingerprints(train)), len(lay)))
     np.testing.assert_array_equal(held_out.seeds, every.seeds[20:])
-    room = lay.subset(new_distinct(codes, set(doorkey_layouts.fingerprints(train)), 5))
+    room = lay.subset(new_distinct(codes, set(WORLD.fingerprints(train)), 5))
     np.testing.assert_array_equal(room.seeds, every.seeds[20:25])  # the first five new ones
 
 
@@ -266,7 +268,7 @@ def test_asking_for_more_layouts_than_a_size_holds_names_the_size_and_its_count(
     """DoorKey 5 x 5 holds 48 layouts: the data asking for 60 is told so, not handed fewer."""
     with pytest.raises(ValueError, match="DoorKey 5x5 holds 48 distinct layouts .*60 wanted"):
         WORLD.draw(5, 60, np.random.default_rng(0), {})
-    taken = doorkey_layouts.fingerprints(doorkey_layouts.draw(5, 20, np.random.default_rng(1)))
+    taken = WORLD.fingerprints(WORLD.draw(5, 20, np.random.default_rng(1), {}))
     with pytest.raises(ValueError, match="holds 48 distinct layouts .*, 20 of them taken already"):
         WORLD.draw(5, 40, np.random.default_rng(2), {}, exclude=set(taken))
 

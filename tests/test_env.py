@@ -97,7 +97,7 @@ def test_figure_one_draws_the_observation_in_the_pictures_colours(tmp_path):
     (tmp_path / "summary.json").write_text('{"world": "maze"}')
     image = figure_one(tmp_path, 6, params.env).axes[0].images[0]
     drawn = image.cmap(image.norm(image.get_array()))[..., :3]
-    picture = env_mod.rgb(render(lay.grid, lay.start, np.zeros(1, bool))[0])
+    picture = pictures.rgb(render(lay.grid, lay.start, np.zeros(1, bool))[0], COLOURS)
     cells = picture[:: pictures.CELL_PIXELS, :: pictures.CELL_PIXELS] / 255
     np.testing.assert_allclose(drawn, cells, atol=1 / 255)
 

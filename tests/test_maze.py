@@ -137,9 +137,7 @@ def test_drawn_optimal_actions_are_every_optimal_action_and_only_those(family):
     which, has_key = np.arange(len(lay)), np.zeros(len(lay), bool)
     after = np.stack(
         [
-            ctg.steps(
-                State(*transition(lay.grid, lay.start, has_key, np.full(len(lay), a))[:2]), which
-            )
+            ctg.steps(State(*transition(lay.grid, lay.start, has_key, np.full(len(lay), a))), which)
             for a in range(4)
         ]
     )  # (actions, layouts): cost-to-go after each first move

@@ -18,11 +18,11 @@ from dtpe.world.memory.minigrid_env import image_codes, image_of, minigrid_batch
 from dtpe.world.memory.planner import cost_to_go
 from dtpe.world.memory.rules import (
     BALL,
+    ENDS,
     KEY,
     MINIGRID_ACTIONS,
     Layouts,
     check_size,
-    failed,
     initial_state,
     render,
     transition,
@@ -65,8 +65,8 @@ def test_the_view_is_minigrids_image_byte_for_byte_and_the_endings_its_own(size)
             assert np.array_equal(image_codes(obs["image"]), mine)
             action = act(state)
             obs, reward, terminated, _, _ = env.step(MINIGRID_ACTIONS[action[0]])
-            state, at_goal = transition(lay, state, action)
-            wrong = failed(lay, state)
+            state = transition(lay, state, action)
+            at_goal, wrong = ENDS.at(lay, state.pos)
             assert terminated == (at_goal[0] or wrong[0]), (seed, t)
             assert (reward > 0) == at_goal[0]
             if terminated:
@@ -260,3 +260,24 @@ def test_figure_one_draws_the_whole_layout_not_the_view(tmp_path):
     assert image.get_array().shape == (13, 13)
     first = lay.subset([0])
     np.testing.assert_array_equal(image.get_array(), render(first, initial_state(first))[0])
+
+
+def test_a_replay_at_the_other_object_ends_in_failure_and_says_so():
+    """The explorer reads the world's failure (World.ends): an episode replayed to the other
+    object ended there, not at the step cap, and its animation's title says how."""
+    from types import SimpleNamespace
+
+    from dtpe.explorer import animations, traces
+
+    lay = memory_layouts.from_seeds(11, [1])
+    wrong, which = cost_to_go(swapped_cue(lay)), np.zeros(1, dtype=np.int64)
+    state, actions = initial_state(lay), []
+    for _ in range(wrong.steps(state, which)[0]):
+        actions.append(int(wrong.optimal_action(state, which)[0]))
+        state = transition(lay, state, np.array(actions[-1:]))
+    rep = traces.replay(lay, np.array(actions), params.check(memory_raw()).env, 1.0)
+    assert rep.failure and not rep.success and len(rep.rtg) < max_steps(11)
+    ep = SimpleNamespace(row={"success": 0}, replay=rep, loop=None)
+    assert animations.title(ep, "rope", "failure", WORLD.ends.failure_words) == (
+        "rope\nends beside the other object"
+    )

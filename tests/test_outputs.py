@@ -823,6 +823,9 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "models": 10,
         "interim": 1,
         "stable": 1.0,
+        "preregistration": "recorded, amended",
+        "overlay_commit": f"{'a' * 40} {'b' * 40}",
+        "overlay_sha256": f"{'c' * 64} {'d' * 64}",
     }
     still_open = {
         **decided,
@@ -861,6 +864,7 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         ],
         "confirmatory": True,
         "sequential": {"interims": 2, "seeds_per_interim": 3, "spending": "obrien_fleming"},
+        "amendments": [{"from_sha256": "c" * 64, "why": "a comment reworded."}],
     }
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -888,6 +892,12 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     assert "- **rope vs sinusoidal on 10+20**: open" in verdict
     assert "Interims finished: 1 of at most 2, 9 models trained." in verdict
     assert "Next: interim 2, sinusoidal rope at seeds 4 5 6" in verdict
+    assert (
+        "Preregistration, the params overlay that declares these hypotheses as its models record "
+        "it (decisions.csv): recorded, amended: overlay at `aaaaaaa`, `bbbbbbb` (sha256 "
+        "`cccccccccccc`, `dddddddddddd`), amended since, as declared." in verdict
+    )
+    assert "Amended from the overlay's content `cccccccccccc`: a comment reworded." in verdict
     assert "Every comparison below is exploratory" in text
     assert "Holm p" not in text.split("### What the intervals say")[1].split("###")[0]
     assert "unadjusted p" in text and "exploratory)" in text
@@ -1008,3 +1018,54 @@ def test_seen_table_and_text(tmp_path, tiny_params):
     empty.to_csv(tmp_path / "seen.csv", index=False)
     assert tables.seen(tiny_params, tmp_path).shown.empty
     assert "not measured in this run" in report.seen_text(empty, 8, {})
+
+
+def test_a_one_variant_run_is_analysed_without_comparisons(tmp_path):
+    """One variant passes `dtpe check`; stats, tables, figures and the report then describe it
+    alone: no pair, no family, nothing decided."""
+    import torch
+    from conftest import tiny_raw
+
+    from dtpe import cli
+
+    torch.set_num_threads(1)
+    raw = tiny_raw()
+    raw["study"] = {"variants": ["rope"], "seeds": [1, 2]}
+    raw["stats"]["reference"] = "rope"
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    given, data, results = ["--params", str(path)], str(tmp_path / "data"), tmp_path / "results"
+    assert cli.main(["check", *given, "--out", str(results / "params.json")]) == 0
+    assert cli.main(["data", *given, "--out", data]) == 0
+    for seed in (1, 2):
+        model, name = ["--variant", "rope", "--seed", str(seed), "--data", data], f"rope_s{seed}"
+        checkpoint = ["--model", str(tmp_path / "models" / name)]
+        trained = ["--out", checkpoint[1], "--metrics", str(results / "train" / name)]
+        trained += ["--resume-dir", str(tmp_path / "resume" / name)]
+        assert cli.main(["train", *given, *model, *trained]) == 0
+        sweeps = [
+            arg
+            for sweep in ("test", "grid", "context")
+            for arg in (f"--out-{sweep}", str(results / "eval" / sweep / f"{name}.csv"))
+        ]
+        assert cli.main(["evaluate", *given, *model, *checkpoint, *sweeps]) == 0
+        attention = ["--out", str(results / "attention" / f"{name}.json")]
+        assert cli.main(["attention", *given, *model, *checkpoint, *attention]) == 0
+    stats_dir, figures_dir = results / "stats", tmp_path / "figures"
+    assert cli.main(["stats", *given, "--results", str(results), "--out", str(stats_dir)]) == 0
+    assert len(pd.read_csv(stats_dir / "comparisons.csv")) == 0
+    tables_dir = ["--out", str(results / "tables")]
+    assert cli.main(["tables", *given, "--stats", str(stats_dir), *tables_dir]) == 0
+    drawn = ["--data", data, "--results", str(results), "--out", str(figures_dir)]
+    assert cli.main(["figures", *given, *drawn]) == 0
+    (figures_dir / "explorer.html").write_text("<html></html>\n")
+    reported = ["--results", str(results), "--figures", str(figures_dir)]
+    out = figures_dir / "REPORT.md"
+    assert cli.main(["report", *given, *reported, "--out", str(out)]) == 0
+    verdict = out.read_text().split("### Verdict\n\n")[1].split("\n\n")[0]
+    assert verdict == (
+        "The run has one variant: no pair to compare, so it tests nothing and decides nothing; "
+        "its tables and figures describe that variant alone."
+    )
+    caption = (results / "tables" / "comparisons.md").read_text().splitlines()[0]
+    assert caption == "One variant: no pair of variants to compare."

@@ -14,6 +14,7 @@ from scipy import stats as sps
 
 from dtpe import numerics
 from dtpe.analysis import inference, stats
+from dtpe.world import catalog
 
 VARIANTS = ["learned", "sinusoidal", "rope"]
 ADDED = "alibi"  # a variant added to the study after the others ran
@@ -483,3 +484,23 @@ def test_numerics_of_every_model_are_collected_and_a_missing_record_named(tmp_pa
     (paths["metrics"][0].parent / "numerics.json").unlink()
     with pytest.raises(ValueError, match="numerics.json is missing"):
         stats.numerics_records(paths["metrics"])
+
+
+def test_the_steps_note_says_how_a_world_fails():
+    """Failed episodes run to the cap where only the cap ends them; in a world that can fail
+    (its Ends' words) they may also end there."""
+    grid = pd.DataFrame(
+        {
+            "grid_size": 8,
+            "variant": "rope",
+            "seed": [1, 2],
+            "steps": [10, 12],
+            "optimal_steps": [8, 8],
+            "applicable": True,
+        }
+    )
+    assert stats.steps_by_grid(grid).note.iloc[0] == stats.STEPS_NOTE
+    memory = catalog.get("memory").ends.failure_words
+    assert stats.steps_by_grid(grid, memory).note.iloc[0] == (
+        "failed episodes count their steps up to the cap, or until they end beside the other object"
+    )

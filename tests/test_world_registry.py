@@ -15,6 +15,7 @@ from dtpe import cli, params
 from dtpe.steps import dataset
 from dtpe.world import catalog
 from dtpe.world.base import World
+from dtpe.world.lockstep import Ends
 from dtpe.world.search import UNREACHABLE
 
 SRC = ROOT / "src" / "dtpe"
@@ -27,9 +28,27 @@ def test_worlds_are_found_by_their_folders():
         assert isinstance(world, World) and world.name == name
         assert catalog.options(name) == world.options  # read from source as declared
     with pytest.raises(
-        ValueError, match=f"world 'lava' is not one of {', '.join(catalog.names())}"
+        ValueError, match=f"world '{catalog.RESERVED}' is not one of {', '.join(catalog.names())}"
     ):
-        catalog.get("lava")
+        catalog.get(catalog.RESERVED)
+
+
+def test_no_package_may_take_the_reserved_name(tmp_path, monkeypatch):
+    """The name tests give a world that is not there stays one: a package of that name is
+    refused, and every other is found."""
+    for name in (catalog.RESERVED, "corridor"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("")
+    monkeypatch.setattr(catalog, "_HERE", tmp_path)
+    catalog.names.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=f"world/{catalog.RESERVED}/: .* is reserved"):
+            catalog.names()
+        (tmp_path / catalog.RESERVED / "__init__.py").unlink()
+        (tmp_path / catalog.RESERVED).rmdir()
+        assert catalog.names() == ("corridor",)
+    finally:
+        catalog.names.cache_clear()
 
 
 def test_no_module_outside_world_names_a_world():
@@ -67,10 +86,11 @@ def world(request):
 
 def env_of(world):
     """The env params of a tiny run in `world` at its smallest sizes: params.yaml's knobs of it,
-    or where a world's knobs are valued in its own overlay only, the smallest each allows."""
+    or where a world's knobs are valued in its own overlay only, the smallest each allows (the
+    first a knob of named values names)."""
     raw = tiny_raw()
     raw["env"]["world"] = world.name
-    smallest = {knob: least for knob, (least, _) in world.options.items()}
+    smallest = {knob: allowed[0] for knob, allowed in world.options.items()}
     raw["worlds"][world.name] = {**smallest, **(raw["worlds"].get(world.name) or {})}
     sizes = [world.min_size, world.min_size + 2]  # sizes every world draws
     raw["data"].update(train_size=sizes[0], suite_sizes=sizes)
@@ -79,16 +99,37 @@ def env_of(world):
 
 
 def test_every_world_draws_distinct_new_layouts_of_its_size(world):
+    """As many as the world holds at a size allow (`count`): a third of them, at most 12, then
+    half as many new ones."""
+    options = env_of(world).options
     for size in (world.min_size, world.min_size + 2):
-        lay = world.draw(size, 12, np.random.default_rng(0), env_of(world).options)
+        held = world.count(size, options)
+        first = 12 if held is None else min(12, held // 3)
+        lay = world.draw(size, first, np.random.default_rng(0), options)
         codes = world.fingerprints(lay)
-        assert len(lay) == 12 and lay.size == size and len(set(codes)) == 12
-        again = world.draw(size, 6, np.random.default_rng(0), env_of(world).options, set(codes))
-        assert not set(codes) & set(world.fingerprints(again))
+        assert len(lay) == first and lay.size == size and len(set(codes)) == first
+        again = world.draw(size, first // 2, np.random.default_rng(0), options, set(codes))
+        assert len(again) == first // 2 and not set(codes) & set(world.fingerprints(again))
         back = world.layouts({k: np.asarray(v) for k, v in world.arrays(lay).items()})
         assert world.fingerprints(back) == codes and np.array_equal(back.ids, lay.ids)
     with pytest.raises(ValueError, match="below"):
         world.check_size(world.min_size - 1)
+
+
+def test_every_world_holds_as_many_layouts_as_it_counts(world):
+    """Where a world counts its layouts at its smallest size, drawing one more than that many
+    finds exactly that many (as a small suite) and refuses to make a whole split of them."""
+    options = env_of(world).options
+    held = world.count(world.min_size, options)
+    if held is None:
+        assert world.count(world.min_size + 2, options) is None
+        return
+    assert 0 < held <= world.count(world.min_size + 2, options)
+    rng = np.random.default_rng(3)
+    lay = world.draw(world.min_size, held + 1, rng, options, whole=False)
+    assert len(set(world.fingerprints(lay))) == held
+    with pytest.raises(ValueError):
+        world.draw(world.min_size, held + 1, np.random.default_rng(3), options)
 
 
 def test_every_worlds_expert_reaches_the_goal_in_its_optimal_steps(world):
@@ -125,6 +166,14 @@ def test_every_world_declares_what_the_steps_and_pictures_read(world):
     assert world.colours.shape == (world.vocabulary.n_codes, 3) and world.colours.dtype == np.uint8
     assert set(world.legend) <= set(range(world.vocabulary.n_codes))
     assert world.layout_arrays[:2] == ("grid", "start") and world.words.layouts
+    assert (
+        isinstance(world.ends, Ends)
+        and world.ends
+        is world.replay_env(
+            world.draw(world.min_size, 1, np.random.default_rng(0), env_of(world).options),
+            env_of(world),
+        ).ends
+    )
 
 
 def knob_error(raw) -> str:

@@ -37,9 +37,9 @@ def test_each_worlds_vocabulary_is_its_constants():
     assert [vocab.codes[c] for c in vocab.agent] == list(doorkey.CODE_NAMES[7:])
     assert vocab.codes[vocab.wall] == "wall" and vocab.actions[doorkey.TOGGLE] == "toggle"
     with pytest.raises(
-        ValueError, match=f"world 'grid' is not one of {', '.join(catalog.names())}"
+        ValueError, match=f"world '{catalog.RESERVED}' is not one of {', '.join(catalog.names())}"
     ):
-        catalog.vocabulary("grid")
+        catalog.vocabulary(catalog.RESERVED)
 
 
 def test_a_model_takes_its_worlds_codes_and_actions(doorkey_model):
@@ -61,9 +61,11 @@ def test_the_egocentric_view_centres_on_any_agent_code(monkeypatch):
     monkeypatch.setattr(
         catalog,
         "get",
-        lambda name: SimpleNamespace(vocabulary=ODD) if name == "odd" else real(name),
+        lambda name: SimpleNamespace(vocabulary=ODD) if name == catalog.RESERVED else real(name),
     )
-    model = DecisionTransformer(model_config("rope", state_encoder="cnn_ego", world="odd"))
+    model = DecisionTransformer(
+        model_config("rope", state_encoder="cnn_ego", world=catalog.RESERVED)
+    )
     n, r = 7, 2
     rng = np.random.default_rng(0)
     grids = rng.choice([0, 1, 3, 4, 6], (3, n, n))  # no agent code yet

@@ -79,9 +79,12 @@ def cmd_data(args, params):
 
 
 def cmd_train(args, params):
+    from dtpe import preregistration
     from dtpe.steps import train
 
     _check_variant(args.variant, params)
+    # before any work: a confirmatory model trains only from committed, unchanged params
+    locked = preregistration.lock(Path(args.params)) if params.verdict.confirmatory else None
     metrics = train.train(
         params,
         args.variant,
@@ -92,6 +95,7 @@ def cmd_train(args, params):
         args.resume_dir or Path(".resume") / names.model_name(args.variant, args.seed),
         args.threads,
         args.numerics,
+        locked,
     )
     last = metrics.iloc[-1]
     print(
@@ -184,13 +188,21 @@ def cmd_attention(args, params):
 
 
 def cmd_stats(args, params):
-    from dtpe import atomic
+    from dtpe import atomic, preregistration
     from dtpe.analysis import stats
 
     results = Path(args.results)
+    models = run_models(params, results)
+    records = per_model(models, results, "train", f"/{preregistration.RECORD}")
+    # before any statistic: decisions only on models trained under the overlay as declared
+    preregistered = preregistration.verify(
+        Path(args.params),
+        params,
+        {names.model_name(*m): path for m, path in zip(models, records)},
+        results,
+    )
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
-        models = run_models(params, results)
         evaluated = evaluated_models(models, results, args.no_evaluation)
         stats.run(
             params,
@@ -202,6 +214,7 @@ def cmd_stats(args, params):
             tmp,
             reach_csvs(evaluated, results),
             [p for p in per_model(models, results, "eval/seen", ".csv") if p.is_file()],
+            preregistered,
         )
 
 

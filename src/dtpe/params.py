@@ -108,6 +108,11 @@ class Evaluate:
     """bf16 (autocast) or fp32"""
     contexts: list
     """context lengths (timesteps) of the context sweep"""
+    whole_episode: bool
+    """the longest of `contexts` holds every suite's whole episode (at least the step cap of
+    each suite size), so that its window never slides and the model attends to every step
+    since the first; validation refuses a shorter one. The test split and the grid sweep keep
+    the training context"""
     rope_scaling: list
     """inference-time scalings of rope tried at each context of the context sweep (none: the
     trained rope; linear, ntk, yarn: see encodings/rope.py)"""
@@ -180,6 +185,11 @@ class Verdict:
     reused_layouts: str | None = None
     """why a confirmatory run draws its data or suites from an exploratory run's seeds of the
     same world (its report prints it); None: it may not, and a reuse is refused"""
+    amendments: list = field(default_factory=list)
+    """changes to a confirmatory run's overlay after some of its models trained, each
+    {from_sha256, why}: the sha256 of the overlay's content that it changed (what those models
+    record, dtpe/preregistration.py) and why; `dtpe stats` refuses models that record any content
+    but the overlay's now and these (its report prints them)"""
 
     def declared(self) -> list[dict]:
         """The declared hypotheses, margin None where none is given; [] under all_pairs."""
@@ -321,6 +331,7 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
         )
     _check_verdict(p, key)
     _check_reach(p, key)
+    _check_whole_episode(p, key)
     if p.data.layouts is not None and p.data.layouts > p.data.episodes:
         raise ParamsError(
             f"{key(('data', 'layouts'))}: {p.data.layouts} layouts for {p.data.episodes} "
@@ -385,6 +396,22 @@ def _check_reach(p: Params, key: Callable[[tuple], str]) -> None:
             )
 
 
+def _check_whole_episode(p: Params, key: Callable[[tuple], str]) -> None:
+    """Where the whole episode is asked for, the longest evaluation context holds the longest
+    episode of every suite, its step cap."""
+    if not p.evaluate.whole_episode:
+        return
+    longest = max(p.evaluate.contexts)
+    size = max(p.data.suite_sizes, key=p.env.cap)
+    if longest < p.env.cap(size):
+        raise ParamsError(
+            f"{key(('evaluate', 'whole_episode'))}: the whole episode is asked for, but the "
+            f"longest of evaluate.contexts {list(p.evaluate.contexts)} is {longest} steps, "
+            f"shorter than the episodes of suite size {size} (up to its cap, "
+            f"{p.env.cap(size)} steps): make it at least {p.env.cap(size)}"
+        )
+
+
 LAYOUT_SEEDS = (("data", "seed"), ("data", "suite_seed"))
 """the seeds that draw a run's layouts: its training data's and its evaluation suites'"""
 
@@ -428,8 +455,8 @@ def fresh_seeds(path: Path, p: Params) -> None:
 
 def _check_world(p: Params, key: Callable[[tuple], str]) -> None:
     """The world is one of world/'s packages; `worlds` holds only worlds and each world's own
-    knobs (a knob of another world named as such), the running world's all given and within the
-    bounds it declares; every grid size is one the world draws."""
+    knobs (a knob of another world named as such), the running world's all given, within the
+    bounds it declares or one of the values it names; every grid size is one the world draws."""
     if p.env.world not in worlds.names():
         known = ", ".join(worlds.names())
         raise ParamsError(f"{key(('env', 'world'))}: no world {p.env.world!r}; worlds: {known}")
@@ -452,11 +479,15 @@ def _check_world(p: Params, key: Callable[[tuple], str]) -> None:
                 )
             )
     given = p.worlds.get(p.env.world) or {}
-    for knob, (least, most) in declared[p.env.world].items():
+    for knob, allowed in declared[p.env.world].items():
         at = key(("worlds", p.env.world, knob))
         if knob not in given:
             raise ParamsError(f"{at}: missing (the world {p.env.world!r} reads it)")
-        _check_number(at, given[knob], least, most)
+        if worlds.is_choice(allowed):
+            if given[knob] not in allowed:
+                raise ParamsError(f"{at}: {given[knob]!r} is not one of {', '.join(allowed)}")
+        else:
+            _check_number(at, given[knob], *allowed)
     world = worlds.get(p.env.world)
     sizes = [
         (("data", "train_size"), p.data.train_size),

@@ -23,6 +23,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from dtpe import preregistration
 from dtpe.analysis import tables, verdicts
 
 NEEDED = {
@@ -114,6 +115,12 @@ def leaderboard(runs: list[Path], labels: list[str]) -> pd.DataFrame:
         if not design.get("confirmatory"):
             continue
         decided = pd.read_csv(stats_dir(run) / "decisions.csv")
+        lacks = [c for c in verdicts.COLUMNS if c not in decided.columns]
+        if lacks:
+            raise ValueError(
+                f"run {run}: {stats_dir(run) / 'decisions.csv'} lacks the columns {lacks} "
+                "(written by an older dtpe: rerun its stats step)"
+            )
         frames.append(decided.assign(run=label, world=design["world"])[VERDICT_COLUMNS])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
@@ -133,6 +140,7 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
             "Estimate": table.estimate,
             "Seeds a + b": [f"{a} + {b}" for a, b in zip(table.seeds_a, table.seeds_b)],
             "Stable": table.stable.map(lambda x: f"{x:.2f}"),
+            "Preregistration": [preregistration.describe(row) for _, row in table.iterrows()],
         }
     )
     caption = (
@@ -141,7 +149,9 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
         "the difference of per-seed success averaged over the grids, in points, with its "
         "interval at the run's confidence; stagewise median-unbiased where a sequential test "
         "stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
-        "verdict."
+        "verdict. Preregistration: the commit and content (sha256) of the run's params overlay "
+        "that its models record having been trained under; a run made before models kept that "
+        "record has only git's order of commits to show."
     )
     return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
 

@@ -37,6 +37,11 @@ class Design:
     """the world the run plays (params' env.world), for tables across runs"""
 
     def sentence(self) -> str:
+        if not self.tests:
+            return (
+                "The run has one variant: no pair to compare, so it tests nothing and decides "
+                "nothing; its tables and figures describe that variant alone."
+            )
         if self.can_reject:
             return (
                 f"The design can reject: with {self.seeds} seeds per variant the permutation "

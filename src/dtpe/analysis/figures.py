@@ -237,6 +237,10 @@ def attention(maps: dict[str, dict], colours: dict) -> Figure:
 def effect_sizes(comparisons: pd.DataFrame, variants: list[str], methods: dict) -> Figure:
     """Figure 5: the difference a − b of mean success with its CI, per pair (rows) and grid size
     (panels); * marks a Holm-adjusted p below alpha."""
+    if not len(comparisons):  # a declared output: a one-variant run's says why it shows nothing
+        fig = Figure(figsize=(4, 1.2), layout="constrained")
+        fig.text(0.5, 0.5, "One variant: no pair of variants to compare", ha="center", va="center")
+        return fig
     sizes = sorted(comparisons.grid_size.unique())
     order = {e: i for i, e in enumerate(variants)}
     pairs = list(

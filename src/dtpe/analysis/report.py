@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dtpe import atomic, names
+from dtpe import atomic, names, preregistration
 from dtpe.analysis import verdicts
 from dtpe.analysis.inference import UNRESOLVED
 from dtpe.analysis.outputs import FIGURES, TABLES, table_number
@@ -226,6 +226,8 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
     effect, interval, seeds and models (the decisions table), or what an all-pairs family is."""
     design = json.loads((stats_dir / "design.json").read_text())
     decisions = pd.read_csv(stats_dir / "decisions.csv")
+    if not design["tests"]:  # one variant: nothing to decide
+        return design["sentence"]
     lines = [design["sentence"]]
     if not len(decisions):
         lines.append(
@@ -268,6 +270,17 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
             for row in decisions.itertuples()
         )
     )
+    stated = preregistration.describe(decisions.iloc[0].to_dict())
+    if stated:
+        text += (
+            "\n\nPreregistration, the params overlay that declares these hypotheses as its "
+            f"models record it (decisions.csv): {stated}."
+        )
+    for amendment in params.verdict.amendments:
+        text += (
+            f"\n\nAmended from the overlay's content `{amendment['from_sha256'][:12]}`: "
+            f"{amendment['why']}"
+        )
     if params.verdict.reused_layouts:
         text += f"\n\nLayouts reused from an exploratory run: {params.verdict.reused_layouts}"
     if sequential and (stats_dir / "interims.csv").is_file():

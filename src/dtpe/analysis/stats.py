@@ -52,6 +52,7 @@ from dtpe.analysis.inference import (
     paired_gap_interval,
     seeds_needed,
 )
+from dtpe.world import catalog as worlds
 
 STEPS_NOTE = "failed episodes count their steps up to the cap"
 NO_SCALING = "none"
@@ -67,9 +68,12 @@ def run(
     out_dir: Path,
     reach_csvs: list[Path] = (),
     seen_csvs: list[Path] = (),
+    preregistered=None,
 ) -> None:
     """Every output in out_dir (module docstring); `reach_csvs`: the reach step's CSVs, none
-    in a run that predates it; `seen_csvs`: the seen step's, of the models that have one."""
+    in a run that predates it; `seen_csvs`: the seen step's, of the models that have one;
+    `preregistered`: a confirmatory run's preregistration (dtpe.preregistration.verify), which
+    its decisions carry."""
     sp, variants = params.stats, list(params.study.variants)
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
@@ -102,12 +106,12 @@ def run(
         "training": training(epochs, test),
         "training_curves": training_curves(epochs),
         "success_by_grid": success,
-        "steps_by_grid": steps_by_grid(grid),
+        "steps_by_grid": steps_by_grid(grid, worlds.get(params.env.world).ends.failure_words),
         "context": context_success(context, train_context),
         "comparisons": comparisons,
         "ranking": ranking(success, comparisons, train_context),
         "power": power(grid, success, sp),
-        "decisions": verdicts.decide(params, scores, replayed),
+        "decisions": verdicts.decide(params, scores, replayed, preregistered),
         "iqm": iqm_table,
         "profile": profile_table,
     }
@@ -413,8 +417,10 @@ def endings(episodes: pd.DataFrame, cap) -> pd.DataFrame:
     ).reset_index()
 
 
-def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
-    """Mean steps per episode, and its ratio to the mean BFS optimum, per seed then over seeds."""
+def steps_by_grid(grid: pd.DataFrame, failure_words: str | None = None) -> pd.DataFrame:
+    """Mean steps per episode, and its ratio to the mean BFS optimum, per seed then over seeds;
+    the note says how a failed episode ends: at the cap, or also where the world can fail
+    (`failure_words`, its Ends')."""
     per_seed = (
         grid[grid.applicable]
         .groupby(["grid_size", "variant", "seed"], observed=True)[["steps", "optimal_steps"]]
@@ -425,7 +431,8 @@ def steps_by_grid(grid: pd.DataFrame) -> pd.DataFrame:
     summary = over_seeds(
         per_seed, ["grid_size", "variant"], ["steps", "optimal_steps", "ratio_to_optimal"]
     )
-    return summary.drop(columns="optimal_steps_std").assign(note=STEPS_NOTE)
+    note = STEPS_NOTE + (f", or until they end {failure_words}" if failure_words else "")
+    return summary.drop(columns="optimal_steps_std").assign(note=note)
 
 
 def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
@@ -441,6 +448,31 @@ def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
     applicable = context.groupby(["context", "variant"], observed=True).applicable.all()
     summary = summary.join(applicable, on=["context", "variant"])
     return summary.assign(context_multiple=summary.context / train_context)
+
+
+COMPARISON_COLUMNS = [
+    "grid_size",
+    "context",
+    "variant_a",
+    "variant_b",
+    "mean_a_pct",
+    "mean_b_pct",
+    "diff_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "p_value",
+    "p_min",
+    "prob_improvement",
+    "cohens_d",
+    "n_seeds_a",
+    "n_seeds_b",
+    "n_layouts",
+    "verdict",
+    "primary",
+    "p_holm",
+]
+"""comparisons.csv: the pair and its cell, inference.compare's numbers, whether it is of the
+Holm family and its adjusted p"""
 
 
 def compare_all(
@@ -468,9 +500,9 @@ def compare_all(
                     "primary": all_pairs and context == train_context,
                 }
             )
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)  # a one-variant run has no pairs
     frame["p_holm"] = np.nan
-    primary = frame.primary.to_numpy()
+    primary = frame.primary.to_numpy(bool)
     frame.loc[primary, "p_holm"] = holm(frame.p_value[primary])
     return frame
 

@@ -361,6 +361,9 @@ def comparisons(params, stats_dir: Path) -> Table:
         if params.verdict.declared()
         else ""
     )
+    if not len(numbers):
+        caption = "One variant: no pair of variants to compare."
+        return Table("comparisons", caption, numbers, shown)
     caption = (
         family + "Every pair of variants at every grid size, at the training context; "
         f"seeds per variant: {seeds(pd.concat([numbers.n_seeds_a, numbers.n_seeds_b]))}. "

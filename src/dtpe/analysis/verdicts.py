@@ -22,7 +22,11 @@ are the plain ones. The bootstrap resamples each variant's seeds independently
 (scipy.stats.bootstrap); the layouts are the suite's, the same for every model.
 
 `stable` is the share of 100 seeds of the statistics' generator (stats.seed 0..99) under which
-the outcome comes out the same: 1.0 where the decision draws nothing at random."""
+the outcome comes out the same: 1.0 where the decision draws nothing at random.
+
+A confirmatory run's rows carry its preregistration (PREREGISTRATION, dtpe/preregistration.py):
+whether its models record the overlay they were trained under, its commit and content hash, and
+for a run that predates the record, what git orders; empty in any other run."""
 
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ from dtpe.analysis.inference import (
     permutation_p,
     relabellings,
 )
+from dtpe.preregistration import COLUMNS as PREREGISTRATION
 
 COLUMNS = [
     "hypothesis",
@@ -65,6 +70,7 @@ COLUMNS = [
     "models",
     "interim",
     "stable",
+    *PREREGISTRATION,
 ]
 OPEN, UNDECIDED = "open", "undecided"
 NAIVE, STAGEWISE = "mean difference", "stagewise median-unbiased"
@@ -206,10 +212,11 @@ def outcomes(params, replayed, rows: list[dict], p: list[float] | None) -> list[
     ]
 
 
-def decide(params, scores: pd.DataFrame | None, replayed=None) -> pd.DataFrame:
+def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=None) -> pd.DataFrame:
     """The decisions table of the declared hypotheses (empty under all_pairs), from the per-seed
     endpoint scores of the run's models and, in a sequential run, their replay
-    (sequential.replay; replayed here when not given)."""
+    (sequential.replay; replayed here when not given); each row with the run's preregistration
+    where it is confirmatory (preregistration.verify)."""
     hypotheses, sp = params.verdict.declared(), params.stats
     if not hypotheses:
         return pd.DataFrame(columns=COLUMNS)
@@ -243,4 +250,6 @@ def decide(params, scores: pd.DataFrame | None, replayed=None) -> pd.DataFrame:
     for i, (row, outcome) in enumerate(zip(rows, found)):
         same = [other[i] == outcome for other in others]
         row["outcome"], row["stable"] = outcome, float(np.mean(same)) if same else 1.0
+        if preregistered is not None:
+            row.update(preregistered.columns())
     return pd.DataFrame(rows, columns=COLUMNS)

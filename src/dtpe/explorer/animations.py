@@ -64,12 +64,15 @@ def frame(ep, t: int, cells: np.ndarray) -> np.ndarray:
     return pictures.rgb(ep.replay.frames[t], cells)
 
 
-def title(ep, variant: str, kind: str) -> str:
-    """Two lines: the variant, then what the episode does."""
+def title(ep, variant: str, kind: str, failure_words: str | None) -> str:
+    """Two lines: the variant, then what the episode does (`failure_words`: how its world's
+    episodes end in failure, World.ends)."""
     if ep is None:
         return f"{variant}\nno {kind}"
     if ep.row["success"]:
         return f"{variant}\n{ep.row['steps']} steps (opt. {ep.row['optimal']})"
+    if ep.replay.failure:
+        return f"{variant}\nends {failure_words}"
     loop = "" if ep.loop is None else f", loops at {ep.loop}"
     return f"{variant}\nfails{loop}"
 
@@ -88,7 +91,8 @@ def write(params, picked: dict, size: int, out: Path) -> Path:
     """One grid size's GIF. picked: {(size, variant, kind): explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
-    cells = worlds.get(params.env.world).colours
+    world = worlds.get(params.env.world)
+    cells = world.colours
     variants = params.study.variants
     scale = -(-MIN_SIDE // (size * pictures.CELL_PIXELS))
     side = size * pictures.CELL_PIXELS * scale
@@ -98,7 +102,7 @@ def write(params, picked: dict, size: int, out: Path) -> Path:
         for j, kind in enumerate(KINDS):
             ep = picked[size, e, kind]
             corner = (MARGIN + j * (side + MARGIN), HEADER + i * (side + TITLE) + TITLE)
-            panels.append((ep, corner, title(ep, e, kind)))
+            panels.append((ep, corner, title(ep, e, kind, world.ends.failure_words)))
     width = MARGIN + 2 * (side + MARGIN)
     canvas = Image.new("RGB", (width, HEADER + len(variants) * (side + TITLE) + MARGIN), BACKGROUND)
     draw = ImageDraw.Draw(canvas)

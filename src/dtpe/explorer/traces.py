@@ -82,6 +82,9 @@ class Replay:
     """(T,) float32, the return-to-go the model was given before each action"""
     success: bool
     """whether the last action reached the goal"""
+    failure: bool
+    """whether the last action ended the episode in failure (its world's `ends`: Memory's other
+    object), not at the step cap"""
 
     @property
     def states(self) -> np.ndarray:
@@ -125,6 +128,7 @@ def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
         heading=None if heading[0] is None else np.array([h[0] for h in heading], np.int64),
         rtg=np.array(rtg, dtype=np.float32),
         success=bool(game.success[0]),
+        failure=bool(game.failure[0]),
     )
 
 

@@ -23,11 +23,20 @@ class CheckpointError(RuntimeError):
     """A checkpoint that is missing, damaged, or not the one asked for."""
 
 
-def save(model: DecisionTransformer, directory: Path, extra: dict | None = None) -> None:
+def save(
+    model: DecisionTransformer,
+    directory: Path,
+    extra: dict | None = None,
+    metadata: dict[str, str] | None = None,
+) -> None:
+    """The weights and config.json in `directory`; `extra` joins config.json, `metadata` (text
+    values) the weights file's own metadata, which travels with the weights wherever they go."""
     with atomic.output(directory) as tmp:
         tmp.mkdir()
         state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-        save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+        save_file(
+            state, str(tmp / "model.safetensors"), metadata={"format": FORMAT, **(metadata or {})}
+        )
         config = asdict(model.cfg)
         if config["world"] == DEFAULT_WORLD:  # as before there were worlds: the maze's bytes kept
             del config["world"]

@@ -1,7 +1,9 @@
 """The Decision Transformer as a policy of batched episodes (steps/rollout.py plays it): it keeps
 what the model is given, each state encoded once when it is observed, and picks the greedy
 action. The window is the last `context` timesteps, re-indexed k = 0..w-1 at every step (aligned
-at its first timestep, as in training)."""
+at its first timestep, as in training). A context that holds the whole episode (at least its cap)
+never slides: every step runs its own tokens against the cached ones, a cost linear in the steps
+so far."""
 
 from __future__ import annotations
 
@@ -13,11 +15,20 @@ from dtpe.model.transformer import TOKENS_PER_STEP, KVCache, autocast
 
 class DecisionTransformerPolicy:
     """Greedy actions of `model` conditioned on `target_return`, the return-to-go falling by each
-    reward observed. Raises NotApplicable if the model's k encoding cannot index `context`."""
+    reward observed. Raises NotApplicable if the model's k encoding cannot index `context`.
+    `cached` False runs the whole window at every step: the reference the cache is tested
+    against, whose step costs grow with the square of the window."""
 
-    def __init__(self, model, context: int, target_return: float, precision: str = "fp32"):
+    def __init__(
+        self,
+        model,
+        context: int,
+        target_return: float,
+        precision: str = "fp32",
+        cached: bool = True,
+    ):
         model.k_encoding.check(torch.tensor([context - 1]))  # raises NotApplicable before any work
-        self.model, self.context = model, context
+        self.model, self.context, self.cached = model, context, cached
         self.target_return, self.precision = target_return, precision
         self.dev = next(model.parameters()).device
         self.n_actions = model.vocabulary.n_actions
@@ -32,8 +43,10 @@ class DecisionTransformerPolicy:
         self.current_rtg = torch.full((b,), float(self.target_return), device=dev)
         # While the window grows from step 0, every token keeps its k and the cache is exact;
         # once it slides, each step re-indexes the window from k = 0 and the whole window runs
-        # again.
-        self.cache = KVCache(len(model.blocks), b, TOKENS_PER_STEP * self.context)
+        # again. It never holds more than an episode: a whole-episode context far beyond the cap
+        # of a small suite would otherwise reserve memory no step reaches.
+        steps = min(self.context, cap)
+        self.cache = KVCache(len(model.blocks), b, TOKENS_PER_STEP * steps) if self.cached else None
         self.t = 0
 
     @torch.no_grad()
@@ -44,7 +57,9 @@ class DecisionTransformerPolicy:
         b = len(active)
         rows = torch.from_numpy(np.flatnonzero(active)).to(dev)
         lo = max(0, t + 1 - self.context)
-        self.cache.rows = rows
+        cache = self.cache if lo == 0 else None
+        if cache is not None:
+            cache.rows = rows
         with autocast(dev, self.precision):
             self.state_emb[rows, t] = model.encode_states(
                 torch.from_numpy(obs).to(dev)[rows]
@@ -55,7 +70,7 @@ class DecisionTransformerPolicy:
                 self.state_emb[rows, lo : t + 1],
                 self.actions[rows, lo : t + 1],
                 self.timesteps[lo : t + 1].expand(len(rows), -1),
-                self.cache if lo == 0 else None,
+                cache,
             )
         choice = torch.zeros(b, dtype=torch.long, device=dev)
         choice[rows] = logits.argmax(-1)

@@ -250,31 +250,53 @@ class DecisionTransformer(nn.Module):
 
 class KVCache:
     """Keys and values of the tokens already run, per layer, for the `rows` of a batch that are
-    still playing: an episode's step then costs its new tokens, not its whole window."""
+    still playing: an episode's step then costs its new tokens, not its whole window. The
+    tensors hold those rows alone, in order: when rows leave (their episodes ended), the next
+    step drops them once, so that no step copies the history of the rows that stay, and each
+    layer attends to a view of its keys."""
 
     def __init__(self, n_layers: int, batch: int, max_tokens: int):
         self.keys: list[torch.Tensor | None] = [None] * n_layers
         self.values: list[torch.Tensor | None] = [None] * n_layers
         self.batch, self.max_tokens, self.tokens = batch, max_tokens, 0
         self.rows = torch.arange(batch)
+        """the rows of the batch the next step runs, a subset of the held ones, in their order"""
+        self.held: torch.Tensor | None = None
+        """the rows of the batch the tensors hold; None before the first step"""
         self.positions: torch.Tensor | None = None
         """k of every token run so far and of the ones being run (an attention bias needs the
         keys' positions), shared by the rows"""
         self.times: torch.Tensor | None = None
-        """t of the same tokens, per row of the batch (batch, max_tokens)"""
+        """t of the same tokens, per held row (held, max_tokens)"""
+
+    def _hold_rows(self) -> None:
+        """Drops the held rows that `rows` leaves out."""
+        if self.held is None:
+            self.held = self.rows
+            return
+        if torch.equal(self.held, self.rows):
+            return
+        keep = torch.isin(self.held, self.rows).nonzero().flatten()
+        if not torch.equal(self.held[keep], self.rows):
+            raise ValueError("the cache's rows may only leave, in their order, never come back")
+        self.keys = [x if x is None else x[keep] for x in self.keys]
+        self.values = [x if x is None else x[keep] for x in self.values]
+        self.times = None if self.times is None else self.times[keep]
+        self.held = self.rows
 
     def place(self, positions: torch.Tensor, times: torch.Tensor) -> None:
         """Records k (new,) and t (rows, new) of the tokens about to run after the `tokens`
         cached ones."""
+        self._hold_rows()
         kept = self.positions[: self.tokens] if self.positions is not None else positions[:0]
         self.positions = torch.cat([kept, positions])
         if self.times is None:
-            self.times = times.new_zeros(self.batch, self.max_tokens)
-        self.times[self.rows, self.tokens : self.tokens + times.shape[1]] = times
+            self.times = times.new_zeros(len(self.held), self.max_tokens)
+        self.times[:, self.tokens : self.tokens + times.shape[1]] = times
 
     def key_times(self) -> torch.Tensor:
         """t (rows, keys) of every key `extend` returns, the tokens being run included."""
-        return self.times[self.rows, : len(self.positions)]
+        return self.times[:, : len(self.positions)]
 
     def layer(self, i: int) -> "LayerCache":
         return LayerCache(self, i)
@@ -291,12 +313,12 @@ class LayerCache:
         """Store k, v (rows, H, new, dh) after the cached tokens; return all of them so far."""
         c, i = self.cache, self.i
         if c.keys[i] is None:
-            shape = (c.batch, k.shape[1], c.max_tokens, k.shape[3])
+            shape = (k.shape[0], k.shape[1], c.max_tokens, k.shape[3])
             c.keys[i], c.values[i] = k.new_zeros(shape), v.new_zeros(shape)
         end = c.tokens + k.shape[2]
-        c.keys[i][c.rows, :, c.tokens : end] = k
-        c.values[i][c.rows, :, c.tokens : end] = v
-        return c.keys[i][c.rows, :, :end], c.values[i][c.rows, :, :end]
+        c.keys[i][:, :, c.tokens : end] = k
+        c.values[i][:, :, c.tokens : end] = v
+        return c.keys[i][:, :, :end], c.values[i][:, :, :end]
 
 
 def device() -> torch.device:

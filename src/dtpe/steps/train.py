@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from dtpe import atomic
+from dtpe import preregistration as preregistered
 from dtpe.model import checkpoint
 from dtpe.model.transformer import DecisionTransformer, autocast, device
 from dtpe.steps import dataset, rollout
@@ -151,9 +152,13 @@ def train(
     resume_dir: Path,
     threads: int,
     numerics: dict,
+    preregistration: dict | None = None,
 ) -> pd.DataFrame:
     """Trains one model and writes it with its metrics; `numerics` (dtpe.numerics.check) is
-    recorded beside them: which kernels made these bytes, and where they reproduce."""
+    recorded beside them: which kernels made these bytes, and where they reproduce. A
+    confirmatory run's model also records `preregistration` (dtpe.preregistration.lock), the
+    overlay it was trained under, beside them and in its checkpoint's metadata; None records
+    nothing, so every other model keeps its bytes."""
     torch.set_num_threads(threads)
     dev = device()
     tp, k = params.train, params.model.context
@@ -272,11 +277,18 @@ def train(
             # CPU the mode serves (numerics.json beside the metrics names the CPU)
             "numerics": {k: v for k, v in numerics.items() if k != "cpu"},
         },
+        metadata=(
+            {preregistered.METADATA_KEY: json.dumps(preregistration, sort_keys=True)}
+            if preregistration
+            else None
+        ),
     )
     with atomic.output(metrics_dir) as tmp:
         tmp.mkdir()
         metrics.to_csv(tmp / "metrics.csv", index=False)
         (tmp / "numerics.json").write_text(json.dumps(numerics, indent=1) + "\n")
+        if preregistration:
+            (tmp / preregistered.RECORD).write_text(json.dumps(preregistration, indent=1) + "\n")
         (tmp / "positions.json").write_text(
             json.dumps(
                 {

@@ -15,7 +15,7 @@ import numpy as np
 
 from dtpe.world import grids
 from dtpe.world.expert import play_expert
-from dtpe.world.lockstep import Lockstep
+from dtpe.world.lockstep import Ends, Lockstep
 from dtpe.world.search import CostToGo
 from dtpe.world.vocabulary import Vocabulary
 
@@ -36,10 +36,11 @@ class World(ABC):
 
     Required (a class attribute without a default, or an abstract method): `name`, `vocabulary`,
     `min_size`, `options`, `layout_arrays`, `words`, `colours`, `legend`, `stepper`, `planner`,
-    `initial_state`, `cap`, `draw`, `layouts`, `agent`, `ground`. With a default, overridden
-    where a world differs: `chunk` (None: every layout planned at once), `heading` (None: no
-    heading), `evaluation_env` (its own stepper; MiniGrid itself for a MiniGrid world),
-    `replay_env`, `check_size`, `fingerprints`, `arrays`, `optimal_steps`, `episodes`.
+    `initial_state`, `cap`, `draw`, `count`, `layouts`, `agent`, `ground`. With a default,
+    overridden where a world differs: `chunk` (None: every layout planned at once), `heading`
+    (None: no heading), `evaluation_env` (its own stepper; MiniGrid itself for a MiniGrid
+    world), `replay_env`, `check_size`, `fingerprints`, `arrays`, `optimal_steps`, `episodes`.
+    Read from the stepper, never restated: `ends`, its terminal cells.
 
     What the pipeline relies on beyond the types (tests/test_world_registry.py checks each, for
     every world found):
@@ -51,7 +52,11 @@ class World(ABC):
       catalog.py reads it from the source without importing the world, to validate params);
       `{}` for a world without knobs;
     - `draw` returns distinct layouts, none in `exclude`: the training, validation and test
-      layouts of a run never repeat, nor the suites' (fewer only where `whole` is False).
+      layouts of a run never repeat, nor the suites' (fewer only where `whole` is False), and
+      at a size `count` names it draws every one of them and no more;
+    - where an episode ends is its rules' `ENDS` (world/lockstep.py) alone: the stepper, the search,
+      the MiniGrid view and the explorer read it; `transition` only moves, and a failing state
+      is no dead end by hand (the search makes every terminal state one).
     """
 
     name: ClassVar[str]
@@ -62,8 +67,9 @@ class World(ABC):
     """the smallest grid side it draws"""
     options: ClassVar[dict[str, tuple]]
     """its knobs (params `worlds.<name>.<knob>`): name -> (smallest, largest or None) allowed
-    value, ints for an integer knob; a literal dict (`options = {...}` in its package's
-    __init__.py), read from the source by world/catalog.py"""
+    value, ints for an integer knob, or a tuple of the strings a knob may be (`("start",
+    "anywhere")`); a literal dict (`options = {...}` in its package's __init__.py), read from
+    the source by world/catalog.py"""
     layout_arrays: ClassVar[tuple[str, ...]]
     """the arrays a layout is saved as and told apart by: "grid", "start", then any of its own"""
     chunk: ClassVar[int | None] = None
@@ -94,6 +100,11 @@ class World(ABC):
         `whole` False a world whose layouts run out may return fewer (a small suite)."""
 
     @abstractmethod
+    def count(self, size: int, options: dict) -> int | None:
+        """How many distinct layouts it draws at side `size` (by `fingerprints`); None where they
+        are more than any run draws (the maze's random walls)."""
+
+    @abstractmethod
     def layouts(self, arrays: dict):
         """Its Layouts from a data file's arrays (`layout_arrays` and `layout_id`)."""
 
@@ -110,6 +121,12 @@ class World(ABC):
         """(B,) the way each agent faces, MiniGrid's 0 right, 1 down, 2 left, 3 up; None in a world
         whose agent has no heading (the explorer draws a disc, not a triangle)."""
         return None
+
+    @property
+    def ends(self) -> Ends:
+        """Its terminal cells (world/lockstep.py's Ends), as its stepper steps them: where an
+        episode ends in success, and in failure where the world has one."""
+        return self.stepper.ends
 
     def evaluation_env(self, layouts, env):
         """Where a policy is evaluated (rollout.BatchedEnv): by default its own stepper."""

@@ -17,10 +17,20 @@ from dtpe.world.vocabulary import Vocabulary
 _HERE = Path(__file__).parent
 
 
+RESERVED = "nowhere"
+"""the one name no world's package may take: what tests ask for to name a world that is not
+there, so that no new world turns such a test into a test of itself"""
+
+
 @cache
 def names() -> tuple[str, ...]:
-    """Every world's name, sorted."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules([str(_HERE)]) if m.ispkg))
+    """Every world's name, sorted; a ValueError where a package takes the RESERVED name."""
+    found = tuple(sorted(m.name for m in pkgutil.iter_modules([str(_HERE)]) if m.ispkg))
+    if RESERVED in found:
+        raise ValueError(
+            f"world/{RESERVED}/: {RESERVED!r} is reserved for a world that is not there"
+        )
+    return found
 
 
 UNNAMED = "maze"
@@ -31,7 +41,7 @@ that their bytes stay)"""
 @cache
 def options(name: str) -> dict[str, tuple]:
     """World `name`'s knobs as its class declares them (World.options, a literal in its
-    package's __init__.py): knob -> (smallest, largest or None)."""
+    package's __init__.py): knob -> (smallest, largest or None), or the strings it may be."""
     source = _HERE / name / "__init__.py"
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
@@ -39,13 +49,21 @@ def options(name: str) -> dict[str, tuple]:
         ]:
             found = ast.literal_eval(node.value)
             if not isinstance(found, dict) or not all(
-                isinstance(v, tuple) and len(v) == 2 for v in found.values()
+                isinstance(v, tuple)
+                and (is_choice(v) or (len(v) == 2 and not any(isinstance(x, str) for x in v)))
+                for v in found.values()
             ):
                 raise ValueError(
-                    f"{source}: options must be a literal dict of knob -> (least, most)"
+                    f"{source}: options must be a literal dict of knob -> (least, most) or a "
+                    "tuple of the strings it may be"
                 )
             return found
     raise ValueError(f"{source}: declares no `options` (an empty dict if the world has no knobs)")
+
+
+def is_choice(allowed: tuple) -> bool:
+    """Whether a knob's declaration names the strings it may be (else its least and most)."""
+    return bool(allowed) and all(isinstance(v, str) for v in allowed)
 
 
 def get(name: str) -> World:

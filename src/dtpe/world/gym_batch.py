@@ -9,12 +9,12 @@ import numpy as np
 
 class GymBatch:
     """Gymnasium envs (KeyDoorMaze-v0's, MiniGrid's), one per episode, as one batch, stepped as
-    world/lockstep.py steps them (the BatchedEnv of steps/rollout.py): done, success
-    (`terminated`, or an env's `info["success"]` where an episode may also end in failure) and t
-    (B,) per episode; once an episode has ended its env is stepped no more, its reward is 0 and
-    its observation stays its last. Only the unfinished envs step: a Gymnasium vector env steps
-    every env, a finished one reset and playing on, and in MiniGrid's Memory at 33x33 nine in ten
-    of its steps were such (docs/notebook.md)."""
+    world/lockstep.py steps them (the BatchedEnv of steps/rollout.py): done, success (the env's
+    `info["success"]`, which a world's env reads from its terminal cells, world/lockstep.py's Ends:
+    an episode may also terminate in failure) and t (B,) per episode; once an episode has ended its
+    env is stepped no more, its reward is 0 and its observation stays its last. Only the unfinished
+    envs step: a Gymnasium vector env steps every env, a finished one reset and playing on, and in
+    MiniGrid's Memory at 33x33 nine in ten of its steps were such (docs/notebook.md)."""
 
     def __init__(self, envs: list[gym.Env], seeds: list[int] | None = None):
         self.envs, self.seeds = envs, seeds
@@ -39,18 +39,20 @@ class GymBatch:
             self.obs[i], reward[i], terminated[i], truncated[i], info = self.envs[i].step(
                 actions[i]
             )
-            # an env whose episodes also end in failure says which ended well
-            self.success[i] = info.get("success", terminated[i])
+            self.success[i] = info["success"]
             self.t[i] += 1
         self.done |= terminated | truncated
         return self.obs.copy(), reward, terminated, truncated
 
 
-def seeded(make, seeds: np.ndarray, expected: np.ndarray, env: str, hint: str) -> GymBatch:
-    """One env from `make()` per seed, reset with its seed, as one batch of episodes (a MiniGrid
-    world's evaluation). Raises ValueError, naming the seeds, where the first observations are
-    not `expected` (B, H, W): layouts a seed of `env` does not draw, `hint` the likely cause."""
-    batch = GymBatch([make() for _ in range(len(seeds))], [int(s) for s in seeds])
+def seeded(make, layouts, expected: np.ndarray, env: str, hint: str) -> GymBatch:
+    """One env `make(layout)` per layout of `layouts` (SeededLayouts), reset with the layout's
+    seed, as one batch of episodes (a MiniGrid world's evaluation). Raises ValueError, naming the
+    seeds, where the first observations are not `expected` (B, H, W): layouts a seed of `env`
+    does not draw, `hint` the likely cause."""
+    seeds = layouts.seeds
+    envs = [make(layouts.subset([i])) for i in range(len(layouts))]
+    batch = GymBatch(envs, [int(s) for s in seeds])
     wrong = np.flatnonzero((batch.reset() != expected).reshape(len(seeds), -1).any(1))
     if len(wrong):
         raise ValueError(

@@ -1,10 +1,12 @@
 """A MiniGrid env seen as a MiniGrid world sees it, once for every such world: its grid read in
-the world's codes (`GridReader`), the layouts `reset(seed)` draws (`from_seeds`, `draw`), and
+the world's codes (`GridReader`), the layouts `reset(seed)` draws (`from_seeds`), and
 what a world is evaluated in, MiniGrid's own env, its rules and generator untouched, seen through
 the world's ProjectView (the full grid in the world's codes, the world's actions, the project's
 rewards), one env per layout reset with the layout's seed, played as one batch of episodes
-(gym_batch.seeded). Success is MiniGrid's `terminated`, within its step limit (`truncated` at
-its `max_steps`). Imports MiniGrid: a world loads it only where it reads or plays MiniGrid."""
+(gym_batch.seeded). Where an episode ended, and whether in success, is the world's declaration
+(world/lockstep.py) read at MiniGrid's agent, held to MiniGrid's `terminated` (`outcome`), within
+its step limit (`truncated` at its `max_steps`). Imports MiniGrid: a world loads it only where
+it reads or plays MiniGrid."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
 
 from dtpe.world import grids
 from dtpe.world.gym_batch import seeded
+from dtpe.world.lockstep import Ends
 from dtpe.world.minigrid_moves import agent_code
 from dtpe.world.vocabulary import Vocabulary
 
@@ -92,18 +95,20 @@ def from_seeds(env: gym.Env, seeds, reader: GridReader, layouts: type) -> grids.
     return layouts(**{name: arrays[name] for name in names})
 
 
-DRAWS_PER_LAYOUT = 100
-"""seeds drawn per layout wanted before a suite settles for fewer: MiniGrid's generators have few
-layouts at small sizes (DoorKey 48 at 5 x 5, SimpleCrossing 52 at 7 x 7)"""
-
-
-def draw(from_seeds, count: int, rng, fingerprints, exclude, whole: bool, what: str):
-    """`count` distinct layouts none of which is in `exclude`, from seeds drawn by `rng` and read
-    by `from_seeds` (grids.draw_by_seed, DRAWS_PER_LAYOUT seeds a layout wanted); `what`: the
-    world and size ("DoorKey 8x8")."""
-    return grids.draw_by_seed(
-        from_seeds, count, rng, fingerprints, exclude, whole, DRAWS_PER_LAYOUT, what
-    )
+def outcome(env: gym.Env, layout, ends: Ends, terminated: bool) -> bool:
+    """Whether a MiniGrid episode of `layout` (one layout) ended in success by the world's
+    terminal cells `ends` at MiniGrid's agent. A ValueError where MiniGrid's `terminated` and
+    the declaration disagree: the world's rules would end its episodes elsewhere than MiniGrid's
+    (its data and its evaluation would not be the same game)."""
+    x, y = env.unwrapped.agent_pos
+    won, lost = ends.at(layout, np.array([[y, x]]), np.zeros(1, dtype=np.int64))
+    if bool(terminated) != bool(won[0] or lost[0]):
+        raise ValueError(
+            f"MiniGrid's {type(env.unwrapped).__name__} {'ended' if terminated else 'went on'} "
+            f"at cell {(int(y), int(x))}, where the world's rules "
+            f"{'go on' if terminated else 'end the episode'}"
+        )
+    return bool(won[0])
 
 
 def fully_observed(env_class: type) -> type:
@@ -114,9 +119,10 @@ def fully_observed(env_class: type) -> type:
 
 
 class ProjectView(gym.Wrapper):
-    """A MiniGrid env with its world's observation (the full (N, N) grid of codes), actions and
-    rewards (`step_reward` every step, plus `goal_reward` on the goal: world/doorkey/stepper.py
-    says why not MiniGrid's). The grid is read once after `reset` (`still`: the cells no step
+    """A MiniGrid env of one layout with its world's observation (the full (N, N) grid of
+    codes), actions, rewards (`step_reward` every step, plus `goal_reward` on a success:
+    world/doorkey/stepper.py says why not MiniGrid's) and success (`info["success"]`, by its
+    terminal cells, `outcome`). The grid is read once after `reset` (`still`: the cells no step
     changes) and each step `draw` writes what moves into a copy of it: the agent, and what a
     world's view adds (DoorKey's key and door)."""
 
@@ -124,9 +130,12 @@ class ProjectView(gym.Wrapper):
     """the world's codes of MiniGrid's objects"""
     minigrid_actions: ClassVar[np.ndarray]
     """MiniGrid's number of each of the world's actions"""
+    ends: ClassVar[Ends]
+    """the world's terminal cells (its rules' ENDS)"""
 
-    def __init__(self, env: gym.Env, step_reward: float, goal_reward: float):
+    def __init__(self, env: gym.Env, layout, step_reward: float, goal_reward: float):
         super().__init__(env)
+        self.layout = layout
         n = env.unwrapped.width
         self.observation_space = spaces.Box(0, self.reader.vocabulary.n_codes - 1, (n, n), np.uint8)
         self.action_space = spaces.Discrete(len(self.minigrid_actions))
@@ -141,7 +150,7 @@ class ProjectView(gym.Wrapper):
         observation is not the layout's `first` (B, N, N), the world's own, `hint` the likely
         cause. `env`: MiniGrid's env in the message ("MiniGrid's DoorKeyEnv(8)")."""
         return seeded(
-            lambda: cls(make(), step_reward, goal_reward), layouts.seeds, first, env, hint
+            lambda layout: cls(make(), layout, step_reward, goal_reward), layouts, first, env, hint
         )
 
     def still(self) -> np.ndarray:
@@ -165,5 +174,6 @@ class ProjectView(gym.Wrapper):
 
     def step(self, action):
         _, _, terminated, truncated, info = self.env.step(int(self.minigrid_actions[int(action)]))
-        reward = self.step_reward + self.goal_reward * terminated
-        return self._observation(), reward, terminated, truncated, info
+        success = outcome(self.env, self.layout, self.ends, terminated)
+        reward = self.step_reward + self.goal_reward * success
+        return self._observation(), reward, terminated, truncated, {**info, "success": success}

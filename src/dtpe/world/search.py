@@ -2,9 +2,11 @@
 many layouts at once, and the optimal actions that follow from them.
 
 A world numbers its states (every state of every layout, 0..S-1) and gives the successor of each
-under each action, from its own rules; the search runs backwards from the goal states on that
-table, so an expert can never disagree with the world it plans for. A state no path leaves for
-the goal costs UNREACHABLE."""
+under each action, from its own rules; the search runs backwards from the success states on that
+table, so an expert can never disagree with the world it plans for. Its terminal states
+(world/lockstep.py's Ends: success, and failure where the world has it) are dead ends, as the
+episode is over there: no path leads through a failure. A state no path leaves for success
+costs UNREACHABLE."""
 
 from __future__ import annotations
 
@@ -17,18 +19,23 @@ UNREACHABLE = np.iinfo(np.int32).max - 1
 still fits)"""
 
 
-def successors(transition, layouts, every, layout, index, n_actions: int) -> np.ndarray:
-    """(actions, S) int32: the number of the state each action leads to from each of `every`
-    (S states of `layouts`, state s of layout `layout[s]`), by the world's own `transition` and
-    state numbering `index`."""
-    return np.stack(
+def cost_to_go(transition, ends, layouts, every, layout, index, n_actions: int) -> CostToGo:
+    """Optimal steps to success from each of `every` (S states of `layouts`, state s of layout
+    `layout[s]`, numbered 0..S-1 by the world's `index`), on the successors the world's own
+    `transition` gives under each of its `n_actions`, its terminal cells `ends` (world/lockstep.py)
+    success and dead ends."""
+    table = np.stack(
         [
-            index(transition(layouts, every, np.full(len(layout), a), layout)[0], layout).astype(
+            index(transition(layouts, every, np.full(len(layout), a), layout), layout).astype(
                 np.int32
             )
             for a in range(n_actions)
         ]
-    )
+    )  # (actions, S)
+    won, lost = ends.at(layouts, every.pos, layout)
+    over = np.flatnonzero(won | lost)
+    table[:, over] = over.astype(np.int32)
+    return CostToGo(table, won, index)
 
 
 class CostToGo:

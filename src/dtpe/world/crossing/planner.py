@@ -4,10 +4,10 @@ layout (world/minigrid_moves.py's numbering), on the successors `rules.transitio
 from __future__ import annotations
 
 from dtpe.world import minigrid_moves
-from dtpe.world.crossing.rules import N_ACTIONS, Layouts, State, transition
+from dtpe.world.crossing.rules import ENDS, N_ACTIONS, Layouts, State, transition
 from dtpe.world.search import CostToGo
 
 
 def cost_to_go(layouts: Layouts) -> CostToGo:
     """Optimal steps to the goal from every (heading, row, col) of every layout."""
-    return minigrid_moves.cost_to_go(layouts, transition, N_ACTIONS, State)
+    return minigrid_moves.cost_to_go(layouts, transition, ENDS, N_ACTIONS, State)

@@ -12,10 +12,12 @@ The agent moves as in every MiniGrid world (world/minigrid_moves.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
 from dtpe.world import grids, minigrid_moves
+from dtpe.world.lockstep import Ends
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, GOAL = range(3)
@@ -35,6 +37,8 @@ VOCABULARY = Vocabulary(
 )
 WALKABLE = np.array([EMPTY, GOAL])
 """codes that forward enters (the objects whose `can_overlap` is true)"""
+ENDS = Ends()
+"""the walls end nothing, only the goal; a failed episode ends at MiniGrid's step limit"""
 
 
 MIN_SIZE = 7
@@ -49,6 +53,30 @@ def check_size(size) -> int:
     if size % 2 == 0:
         raise ValueError(f"grid size {size} is even: SimpleCrossing's sizes are odd")
     return size
+
+
+def count(size: int, num_crossings: int) -> int:
+    """How many distinct layouts `CrossingEnv(size, num_crossings, Wall)` draws (52 at 7 x 7 with
+    3 crossings): for every choice of `num_crossings` wall lines among the even rows and columns
+    inside the border, every order of crossing them from the top-left room to the bottom-right
+    one, each crossing's opening on any cell of the wall that borders the room it leaves."""
+    lines = [(axis, at) for axis in ("col", "row") for at in range(2, size - 2, 2)]
+    total = 0
+    for chosen in combinations(lines, num_crossings):
+        limits = {
+            axis: [0, *sorted(at for a, at in chosen if a == axis), size - 1]
+            for axis in ("col", "row")
+        }
+        wide, tall = ([b - a - 1 for a, b in zip(v, v[1:])] for v in limits.values())
+        # ways[i][j]: the openings on the way to the room i walls right and j walls down
+        ways = [[0] * len(tall) for _ in wide]
+        for i in range(len(wide)):
+            for j in range(len(tall)):
+                ways[i][j] = (i == j == 0) + (
+                    (ways[i - 1][j] * tall[j] if i else 0) + (ways[i][j - 1] * wide[i] if j else 0)
+                )
+        total += ways[-1][-1]
+    return total
 
 
 @dataclass
@@ -73,14 +101,11 @@ def initial_state(layouts: Layouts) -> State:
     return State(layouts.start.copy(), np.zeros(len(layouts), dtype=np.int64))
 
 
-def transition(
-    layouts: Layouts, state: State, action, layout_index=None
-) -> tuple[State, np.ndarray]:
-    """One step of each of B states under our `action` (B,) (0..2): returns (state, at_goal),
-    the state each of `layout_index`'s layouts if given (minigrid_moves.in_front)."""
-    which, front, ahead = minigrid_moves.in_front(layouts, state, layout_index)
-    pos, heading = minigrid_moves.turn_or_forward(state, action, front, ahead, WALKABLE)
-    return State(pos, heading), (pos == layouts.goal[which]).all(1)
+def transition(layouts: Layouts, state: State, action, layout_index=None) -> State:
+    """One step of each of B states under our `action` (B,) (0..2), the state each of
+    `layout_index`'s layouts if given (minigrid_moves.in_front)."""
+    _, front, ahead = minigrid_moves.in_front(layouts, state, layout_index)
+    return State(*minigrid_moves.turn_or_forward(state, action, front, ahead, WALKABLE))
 
 
 def render(layouts: Layouts, state: State) -> np.ndarray:

@@ -7,20 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from dtpe.world import grids
-from dtpe.world.base import Words, World
+from dtpe.world.base import Words
 from dtpe.world.doorkey import picture, rules
 from dtpe.world.doorkey.planner import cost_to_go
 from dtpe.world.doorkey.stepper import BatchedDoorKey, max_steps
-
-MIN_SIZE = 5
-"""DoorKeyEnv needs a wall column with a room of at least one column on each side"""
+from dtpe.world.minigrid_moves import MiniGridWorld
 
 
-class DoorKey(World):
+class DoorKey(MiniGridWorld, rules=rules):
     name = "doorkey"
-    vocabulary = rules.VOCABULARY
-    min_size = MIN_SIZE
+    minigrid = "DoorKey"
+    flag = "carrying"
     options = {}
     layout_arrays = ("grid", "start", "heading")
     chunk = 2000
@@ -32,41 +29,23 @@ class DoorKey(World):
     colours = picture.COLOURS
     legend = picture.LEGEND
     planner = staticmethod(cost_to_go)
-    initial_state = staticmethod(rules.initial_state)
     stepper = BatchedDoorKey
-
-    def check_size(self, size) -> int:
-        return grids.check_size(size, MIN_SIZE, "DoorKey's")
 
     def cap(self, size: int, options: dict) -> int:
         return max_steps(size)
 
-    def draw(self, size, count, rng, options, exclude=frozenset(), whole=True):
-        from dtpe.world.doorkey import layouts  # imports MiniGrid and pygame
-
-        return layouts.draw(self.check_size(size), count, rng, exclude, whole)
-
-    def layouts(self, arrays: dict):
-        return rules.Layouts(
-            arrays["grid"], arrays["start"], arrays["heading"], arrays["layout_id"]
-        )
-
-    def agent(self, state) -> tuple[np.ndarray, np.ndarray]:
-        return state.pos, state.carrying
+    def count(self, size: int, options: dict) -> int:
+        # DoorKeyEnv: a wall column s in [2, N-3], the door on one of its N-3 inner rows, then
+        # in the left room's A = (s-1)(N-2) cells the agent (four headings) and the key apart
+        n = self.check_size(size)
+        rooms = [(s - 1) * (n - 2) for s in range(2, n - 2)]
+        return 4 * (n - 3) * sum(a * (a - 1) for a in rooms)
 
     def ground(self, lay, state) -> np.ndarray:
         # the agent stands on empty cells, the goal, the open door or where the key lay
         under = lay.grid[np.arange(len(lay)), state.pos[:, 0], state.pos[:, 1]]
         under = np.where((state.pos == lay.door).all(1), state.door, under)
         return np.where(under == rules.KEY, rules.EMPTY, under)
-
-    def heading(self, state) -> np.ndarray:
-        return state.heading
-
-    def evaluation_env(self, lay, env):
-        from dtpe.world.doorkey.minigrid_env import minigrid_batch  # imports MiniGrid and pygame
-
-        return minigrid_batch(lay, env.step_reward, env.goal_reward)
 
 
 WORLD = DoorKey()

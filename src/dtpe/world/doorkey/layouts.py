@@ -4,7 +4,8 @@ in the same codes.
 
 Layouts are few and drawn far from uniformly (48 distinct ones at 5 x 5, 20,400 at 8 x 8, and
 15,000 8 x 8 seeds give about 8,600 of them), so disjoint seeds do not make disjoint suites:
-`draw` leaves out repeats and another suite's layouts by (grid, start, heading).
+the world's `draw` (world/minigrid_moves.py's MiniGridWorld) leaves out repeats and another
+suite's layouts by (grid, start, heading).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 from minigrid.envs import DoorKeyEnv
 
-from dtpe.world import grids, minigrid_view
-from dtpe.world.doorkey import MIN_SIZE
-from dtpe.world.doorkey.rules import VOCABULARY, Layouts
+from dtpe.world import minigrid_view
+from dtpe.world.doorkey.rules import VOCABULARY, Layouts, check_size
 
 READER = minigrid_view.GridReader(VOCABULARY, "DoorKey")
 """MiniGrid's objects in this world's codes: empty, wall, goal, key, the door locked, closed or
@@ -28,25 +28,4 @@ def observe(env: DoorKeyEnv) -> np.ndarray:
 
 def from_seeds(size, seeds) -> Layouts:
     """The layouts `DoorKeyEnv(size=size).reset(seed=s)` draws for each of `seeds`."""
-    size = grids.check_size(size, MIN_SIZE, "DoorKey's")
-    return minigrid_view.from_seeds(DoorKeyEnv(size=size), seeds, READER, Layouts)
-
-
-def fingerprints(layouts: Layouts) -> list[bytes]:
-    """Identity of each layout: grid, start and heading, as bytes."""
-    return grids.fingerprints(layouts, ("grid", "start", "heading"))
-
-
-def draw(size, count: int, rng: np.random.Generator, exclude=frozenset(), whole=True) -> Layouts:
-    """`count` distinct layouts of side `size` none of which is in `exclude`, from seeds drawn by
-    `rng`; with `whole` False, fewer if the seeds do not hold them (a suite of a small size), else
-    a ValueError naming the size and how many layouts it holds (minigrid_view.draw)."""
-    return minigrid_view.draw(
-        lambda seeds: from_seeds(size, seeds),
-        count,
-        rng,
-        fingerprints,
-        exclude,
-        whole,
-        f"DoorKey {size}x{size}",
-    )
+    return minigrid_view.from_seeds(DoorKeyEnv(size=check_size(size)), seeds, READER, Layouts)

@@ -1,8 +1,8 @@
 """Policies act in MiniGrid itself: a batch of MiniGrid's `DoorKeyEnv(size=N)`, one env per
 layout, each reset with the layout's seed, seen through `DoorKeyView` (world/minigrid_view.py):
-the full grid in this world's codes, our five actions, the project's rewards. Success is
-MiniGrid's `terminated` (DoorKey ends only on the goal), within MiniGrid's step limit
-(`truncated` at max_steps = 10 N^2)."""
+the full grid in this world's codes, our five actions, the project's rewards. Success is the
+goal (`rules.ENDS`), where MiniGrid terminates (DoorKey ends only there), within MiniGrid's step
+limit (`truncated` at max_steps = 10 N^2)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dtpe.world.doorkey.rules import (
     DOOR_LOCKED,
     DOOR_OPEN,
     EMPTY,
+    ENDS,
     KEY,
     MINIGRID_ACTIONS,
     Layouts,
@@ -30,7 +31,7 @@ FullyObservedDoorKey = fully_observed(DoorKeyEnv)
 class DoorKeyView(ProjectView):
     """DoorKey through this world's codes and its actions (left, right, forward, pickup, toggle)."""
 
-    reader, minigrid_actions = READER, MINIGRID_ACTIONS
+    reader, minigrid_actions, ends = READER, MINIGRID_ACTIONS, ENDS
 
     def still(self) -> np.ndarray:
         # The key and the door change too: `draw` writes them from the env's own state.

@@ -10,6 +10,7 @@ import numpy as np
 from dtpe.world import minigrid_moves
 from dtpe.world.doorkey.rules import (
     DOOR_LOCKED,
+    ENDS,
     N_ACTIONS,
     Layouts,
     State,
@@ -26,7 +27,7 @@ FLAGS = (
 
 def cost_to_go(layouts: Layouts) -> CostToGo:
     """Optimal steps to the goal from every (door, carrying, heading, row, col) of every layout."""
-    return minigrid_moves.cost_to_go(layouts, transition, N_ACTIONS, State, FLAGS)
+    return minigrid_moves.cost_to_go(layouts, transition, ENDS, N_ACTIONS, State, FLAGS)
 
 
 def plan(layouts: Layouts) -> list[np.ndarray]:
@@ -40,5 +41,5 @@ def plan(layouts: Layouts) -> list[np.ndarray]:
     actions = np.zeros((len(layouts), length.max() if len(layouts) else 0), dtype=np.int64)
     for t in range(actions.shape[1]):
         actions[:, t] = ctg.optimal_action(state, which)
-        state, _ = transition(layouts, state, actions[:, t])
+        state = transition(layouts, state, actions[:, t])
     return [actions[i, : length[i]] for i in which]

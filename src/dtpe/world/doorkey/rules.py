@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dtpe.world import grids, minigrid_moves
+from dtpe.world.lockstep import Ends
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, GOAL, KEY, DOOR_LOCKED, DOOR_CLOSED, DOOR_OPEN = range(7)
@@ -49,8 +50,18 @@ nothing in DoorKey."""
 VOCABULARY = Vocabulary(
     codes=CODE_NAMES, actions=ACTION_NAMES, agent=tuple(range(AGENT, N_CODES)), wall=WALL
 )
+MIN_SIZE = 5
+"""DoorKeyEnv needs a wall column with a room of at least one column on each side"""
+
+
+def check_size(size) -> int:
+    return grids.check_size(size, MIN_SIZE, "DoorKey's")
+
+
 WALKABLE = np.array([EMPTY, GOAL, DOOR_OPEN])
 """codes that forward enters (the objects whose `can_overlap` is true)"""
+ENDS = Ends()
+"""MiniGrid's DoorKey ends only on the goal; a failed episode at its step limit"""
 
 
 @dataclass
@@ -89,10 +100,8 @@ def initial_state(layouts: Layouts) -> State:
     )
 
 
-def transition(
-    layouts: Layouts, state: State, action, layout_index=None
-) -> tuple[State, np.ndarray]:
-    """One step of each of B states under our `action` (B,) (0..4): returns (state, at_goal).
+def transition(layouts: Layouts, state: State, action, layout_index=None) -> State:
+    """One step of each of B states under our `action` (B,) (0..4).
     The agent turns and moves as in every MiniGrid world, through the door once it is open;
     pickup takes the key in front, toggle opens or closes the door in front (a locked one opens
     only for the key's carrier: minigrid 3.2.0's `Door.toggle`). `layout_index`: as in
@@ -111,8 +120,7 @@ def transition(
         DOOR_OPEN,
     )
     door = np.where((action == TOGGLE) & at_door, toggled, state.door)
-    at_goal = (pos == layouts.goal[which]).all(1)
-    return State(pos, heading, carrying, door), at_goal
+    return State(pos, heading, carrying, door)
 
 
 def render(layouts: Layouts, state: State, layout_index=None) -> np.ndarray:

@@ -40,6 +40,10 @@ class Maze(World):
     def draw(self, size, count, rng, options, exclude=frozenset(), whole=True):
         return family.generate(size, count, rng, options["wall_density"], exclude=exclude)
 
+    def count(self, size: int, options: dict) -> None:
+        # random interior walls: astronomically many at any size
+        return None
+
     def layouts(self, arrays: dict):
         return rules.Layouts(arrays["grid"], arrays["start"], arrays["layout_id"])
 

@@ -8,24 +8,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from dtpe.world import pictures
+from dtpe.world.gym_env import LockstepEnv
 from dtpe.world.maze import layouts
 from dtpe.world.maze.picture import COLOURS, SYMBOLS
 from dtpe.world.maze.rules import N_ACTIONS, N_CODES, BatchedMaze, Layouts
 
 
-def rgb(obs: np.ndarray) -> np.ndarray:
-    """(N, N) grid of codes -> (N * CELL_PIXELS, N * CELL_PIXELS, 3) uint8 image."""
-    return pictures.rgb(obs, COLOURS)
-
-
-def ansi(obs: np.ndarray) -> str:
-    """(N, N) grid of codes -> N lines of N characters (. empty, # wall, A agent, G goal, K key,
-    D door)."""
-    return "".join("".join(SYMBOLS[int(c)] for c in row) + "\n" for row in obs)
-
-
-class KeyDoorMazeEnv(gym.Env):
+class KeyDoorMazeEnv(LockstepEnv):
     """
     ## Description
     An N x N grid split by a wall line into two rooms joined by a locked door. The agent starts
@@ -54,7 +43,10 @@ class KeyDoorMazeEnv(gym.Env):
     `render_mode="ansi"`: one line of text per row (see `ansi`).
     """
 
-    metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
+    stepper = BatchedMaze
+    colours = COLOURS
+    symbols = SYMBOLS
+    flag = "has_key"
 
     def __init__(
         self,
@@ -66,11 +58,6 @@ class KeyDoorMazeEnv(gym.Env):
         layout: Layouts | None = None,
         render_mode: str | None = None,
     ):
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode {render_mode!r} is not one of {self.metadata['render_modes']}"
-            )
-        self.render_mode = render_mode
         self.size = layouts.check_size(size)
         if layout is not None and (len(layout) != 1 or layout.size != self.size):
             # The observation space is sized from `size`; a mismatched layout would break it
@@ -79,41 +66,18 @@ class KeyDoorMazeEnv(gym.Env):
                 f"layout must be one layout of side {self.size}, "
                 f"got {len(layout)} of side {layout.size}"
             )
-        self.wall_density, self.cap = wall_density, cap_factor * self.size
-        self.step_reward, self.goal_reward = step_reward, goal_reward
-        self.fixed_layout = layout
+        self.setup(cap_factor * self.size, step_reward, goal_reward, layout, render_mode)
+        self.wall_density = wall_density
         self.observation_space = spaces.Box(0, N_CODES - 1, (self.size, self.size), np.uint8)
         self.action_space = spaces.Discrete(N_ACTIONS)
 
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        layout = self.fixed_layout or layouts.generate(
-            self.size, 1, self.np_random, self.wall_density
-        )
-        self.maze = BatchedMaze(layout, self.cap, self.step_reward, self.goal_reward)
-        return self.maze.observe()[0], {}
+    def draw(self) -> Layouts:
+        return layouts.generate(self.size, 1, self.np_random, self.wall_density)
 
     @property
-    def pos(self) -> np.ndarray:
+    def pos(self):
         """(1, 2) the agent's (row, col)"""
-        return self.maze.state.pos
-
-    def step(self, action):
-        obs, reward, terminated, truncated = self.maze.step(np.array([int(action)]))
-        return (
-            obs[0],
-            float(reward[0]),
-            bool(terminated[0]),
-            bool(truncated[0]),
-            {"has_key": bool(self.maze.state.has_key[0])},
-        )
-
-    def render(self):
-        if self.render_mode == "rgb_array":
-            return rgb(self.maze.observe()[0])
-        if self.render_mode == "ansi":
-            return ansi(self.maze.observe()[0])
-        return None
+        return self.game.state.pos
 
 
 gym.register(id="KeyDoorMaze-v0", entry_point="dtpe.world.maze.env:KeyDoorMazeEnv")

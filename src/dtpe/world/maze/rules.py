@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dtpe.world import grids
-from dtpe.world.lockstep import Lockstep
+from dtpe.world.lockstep import Ends, Lockstep
 from dtpe.world.vocabulary import Vocabulary
 
 EMPTY, WALL, AGENT, GOAL, KEY, DOOR = range(6)
@@ -54,8 +54,12 @@ def initial_state(layouts: Layouts) -> State:
     return State(layouts.start.copy(), np.zeros(len(layouts), dtype=bool))
 
 
+ENDS = Ends()
+"""an episode ends on the goal, in success; a failed one at the step cap"""
+
+
 def transition(grid, pos, has_key, action, layout_index=None):
-    """One move for each of B agents: returns (pos, has_key, at_goal).
+    """One move for each of B agents: returns (pos, has_key).
 
     A move into the border, a wall or a door without the key leaves the agent in place;
     entering the key's cell picks the key up. `layout_index` (B,) selects each agent's grid
@@ -70,13 +74,12 @@ def transition(grid, pos, has_key, action, layout_index=None):
     blocked = ~inside | (cell == WALL) | ((cell == DOOR) & ~has_key)
     pos = np.where(blocked[:, None], pos, target)
     cell = np.where(blocked, grid[which, pos[:, 0], pos[:, 1]], cell)
-    return pos, has_key | (cell == KEY), cell == GOAL
+    return pos, has_key | (cell == KEY)
 
 
-def step(layouts: Layouts, state: State, action, layout_index=None) -> tuple[State, np.ndarray]:
-    """`transition` on states: returns (state, at_goal)."""
-    pos, has_key, at_goal = transition(layouts.grid, state.pos, state.has_key, action, layout_index)
-    return State(pos, has_key), at_goal
+def step(layouts: Layouts, state: State, action, layout_index=None) -> State:
+    """`transition` on states."""
+    return State(*transition(layouts.grid, state.pos, state.has_key, action, layout_index))
 
 
 def render(grid, pos, has_key) -> np.ndarray:
@@ -100,3 +103,4 @@ class BatchedMaze(Lockstep):
     initial_state = staticmethod(initial_state)
     transition = staticmethod(step)
     render = staticmethod(observe)
+    ends = ENDS

@@ -13,18 +13,17 @@ within reach is what the sizes beyond training ask. The expert acts only on what
 
 from __future__ import annotations
 
-import numpy as np
-
-from dtpe.world.base import Words, World
+from dtpe.world.base import Words
 from dtpe.world.memory import picture, rules
 from dtpe.world.memory.planner import cost_to_go
 from dtpe.world.memory.stepper import BatchedMemory, max_steps
+from dtpe.world.minigrid_moves import MiniGridWorld
 
 
-class Memory(World):
+class Memory(MiniGridWorld, rules=rules):
     name = "memory"
-    vocabulary = rules.VOCABULARY
-    min_size = rules.MIN_SIZE
+    minigrid = "Memory"
+    flag = "seen"
     options = {}
     layout_arrays = ("grid", "start")
     chunk = 500
@@ -33,36 +32,15 @@ class Memory(World):
     colours = picture.COLOURS
     legend = picture.LEGEND
     planner = staticmethod(cost_to_go)
-    initial_state = staticmethod(rules.initial_state)
     stepper = BatchedMemory
-
-    def check_size(self, size) -> int:
-        return rules.check_size(size)
 
     def cap(self, size: int, options: dict) -> int:
         return max_steps(size)
 
-    def draw(self, size, count, rng, options, exclude=frozenset(), whole=True):
-        from dtpe.world.memory import layouts  # imports MiniGrid and pygame
-
-        return layouts.draw(size, count, rng, exclude, whole)
-
-    def layouts(self, arrays: dict):
-        return rules.Layouts(arrays["grid"], arrays["start"], arrays["layout_id"])
-
-    def agent(self, state) -> tuple[np.ndarray, np.ndarray]:
-        return state.pos, state.seen
-
-    def ground(self, lay, state) -> np.ndarray:
-        return lay.grid[np.arange(len(lay)), state.pos[:, 0], state.pos[:, 1]]
-
-    def heading(self, state) -> np.ndarray:
-        return state.heading
-
-    def evaluation_env(self, lay, env):
-        from dtpe.world.memory.minigrid_env import minigrid_batch  # imports MiniGrid and pygame
-
-        return minigrid_batch(lay, env.step_reward, env.goal_reward)
+    def count(self, size: int, options: dict) -> int:
+        # MemoryEnv: a hallway end e in [4, N-3], the agent's start column in [1, e], the cue a
+        # key or a ball, the two objects at the end in either order
+        return 4 * sum(range(4, self.check_size(size) - 2))
 
 
 WORLD = Memory()

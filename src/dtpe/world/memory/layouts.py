@@ -3,8 +3,9 @@ for each seed, read into this world's codes, the success cell as GOAL.
 
 Layouts are few (16 at 7 x 7, 60 at 9 x 9, 120 at 11 x 11, 196 at 13 x 13, 288 at 15 x 15, 396
 at 17 x 17: 4 (hallway_end - 3) ... summed over the hallway's ends, times the cue and the order
-of the two objects) and drawn far from uniformly, so `draw` leaves out repeats and another
-suite's layouts by (grid, start)."""
+of the two objects: the world's `count`) and drawn far from uniformly, so the world's `draw`
+(world/minigrid_moves.py's MiniGridWorld) leaves out repeats and another suite's layouts by
+(grid, start)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX
 from minigrid.envs import MemoryEnv
 
-from dtpe.world import grids, minigrid_view
+from dtpe.world import minigrid_view
 from dtpe.world.memory.rules import BALL, EMPTY, GOAL, KEY, WALL, Layouts, check_size
 
 _GRID = {
@@ -52,23 +53,3 @@ def make_env(size: int) -> MemoryEnv:
 def from_seeds(size, seeds) -> Layouts:
     """The layouts `reset(seed=s)` draws for each of `seeds` (the agent starts facing right)."""
     return minigrid_view.from_seeds(make_env(check_size(size)), seeds, Reader, Layouts)
-
-
-def fingerprints(layouts: Layouts) -> list[bytes]:
-    """Identity of each layout: grid and start, as bytes."""
-    return grids.fingerprints(layouts, ("grid", "start"))
-
-
-def draw(size, count: int, rng: np.random.Generator, exclude=frozenset(), whole=True) -> Layouts:
-    """`count` distinct layouts of side `size` none of which is in `exclude`, from seeds drawn by
-    `rng`; with `whole` False, fewer if the seeds do not hold them (a suite of a small size), else
-    a ValueError naming the size and how many layouts it holds (minigrid_view.draw)."""
-    return minigrid_view.draw(
-        lambda seeds: from_seeds(size, seeds),
-        count,
-        rng,
-        fingerprints,
-        exclude,
-        whole,
-        f"Memory {size}x{size}",
-    )

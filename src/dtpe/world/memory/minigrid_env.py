@@ -2,8 +2,9 @@
 random_length=True)`, one env per layout, each reset with the layout's seed, seen through
 `MemoryView`: MiniGrid's own `obs["image"]` (the agent's 7 x 7 view, occlusion included) in this
 world's codes, our three actions, the project's rewards. MiniGrid's `terminated` ends an episode
-at either object; `info["success"]` says which ended at the matching one (world/gym_batch.py
-counts those), within MiniGrid's step limit (`truncated` at max_steps = 5 N^2)."""
+at either object; `info["success"]` says which ended at the matching one, by the world's
+terminal cells (`rules.ENDS`, minigrid_view.outcome; world/gym_batch.py counts those), within
+MiniGrid's step limit (`truncated` at max_steps = 5 N^2)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
 from dtpe.world.gym_batch import GymBatch, seeded
 from dtpe.world.memory.layouts import Reader, make_env
 from dtpe.world.memory.rules import (
+    ENDS,
     MINIGRID_ACTIONS,
     MINIGRID_CELLS,
     N_CODES,
@@ -23,6 +25,7 @@ from dtpe.world.memory.rules import (
     initial_state,
     view,
 )
+from dtpe.world.minigrid_view import outcome
 
 _UNKNOWN = 255
 CODES = np.full((len(OBJECT_TO_IDX), len(COLOR_TO_IDX), len(STATE_TO_IDX)), _UNKNOWN, np.uint8)
@@ -52,12 +55,13 @@ def image_of(codes: np.ndarray) -> np.ndarray:
 
 
 class MemoryView(gym.Wrapper):
-    """MemoryEnv with this world's observation (MiniGrid's view in its codes), actions (left,
-    right, forward) and rewards (`step_reward` every step, plus `goal_reward` at the matching
-    object); `info["success"]`: the episode ended at the matching object."""
+    """MemoryEnv of one layout with this world's observation (MiniGrid's view in its codes),
+    actions (left, right, forward) and rewards (`step_reward` every step, plus `goal_reward` at
+    the matching object); `info["success"]`: the episode ended at the matching object."""
 
-    def __init__(self, env: gym.Env, step_reward: float, goal_reward: float):
+    def __init__(self, env: gym.Env, layout: Layouts, step_reward: float, goal_reward: float):
         super().__init__(env)
+        self.layout = layout
         self.observation_space = spaces.Box(0, N_CODES - 1, (VIEW, VIEW), np.uint8)
         self.action_space = spaces.Discrete(len(MINIGRID_ACTIONS))
         self.step_reward, self.goal_reward = step_reward, goal_reward
@@ -68,8 +72,7 @@ class MemoryView(gym.Wrapper):
 
     def step(self, action):
         obs, _, terminated, truncated, info = self.env.step(int(MINIGRID_ACTIONS[int(action)]))
-        env = self.env.unwrapped
-        success = bool(terminated) and tuple(env.agent_pos) == tuple(env.success_pos)
+        success = outcome(self.env, self.layout, ENDS, terminated)
         reward = self.step_reward + self.goal_reward * success
         info = {**info, "success": success}
         return image_codes(obs["image"]), reward, terminated, truncated, info
@@ -83,8 +86,8 @@ def minigrid_batch(layouts: Layouts, step_reward: float, goal_reward: float) -> 
     env = f"MiniGrid's MemoryEnv({size}, random_length=True)"
     hint = "were they made by another minigrid version?"
     batch = seeded(
-        lambda: MemoryView(make_env(size), step_reward, goal_reward),
-        layouts.seeds,
+        lambda layout: MemoryView(make_env(size), layout, step_reward, goal_reward),
+        layouts,
         view(layouts, initial_state(layouts)),
         env,
         hint,

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from dtpe.world import minigrid_moves
-from dtpe.world.memory.rules import N_ACTIONS, Layouts, State, transition
+from dtpe.world.memory.rules import ENDS, N_ACTIONS, Layouts, State, transition
 from dtpe.world.search import UNREACHABLE, CostToGo
 
 FLAGS = (minigrid_moves.Flag("seen", 2, dtype=bool),)
@@ -55,11 +55,11 @@ class BlindExpert(CostToGo):
 
 def cost_to_go(layouts: Layouts) -> BlindExpert:
     """The expert of every (seen, heading, row, col) of every layout."""
-    informed = minigrid_moves.cost_to_go(layouts, transition, N_ACTIONS, State, FLAGS)
+    informed = minigrid_moves.cost_to_go(layouts, transition, ENDS, N_ACTIONS, State, FLAGS)
     other = replace(layouts)  # the same layouts with the two ends' roles exchanged
     other.goal, other.fail = layouts.fail, layouts.goal
     other._sees = layouts.sees_cue
-    mirrored = minigrid_moves.cost_to_go(other, transition, N_ACTIONS, State, FLAGS)
+    mirrored = minigrid_moves.cost_to_go(other, transition, ENDS, N_ACTIONS, State, FLAGS)
     b, n = len(layouts), layouts.size
     shape = (b, 2, minigrid_moves.N_HEADINGS, n, n)
     seen = np.unravel_index(np.arange(np.prod(shape)), shape)[1].astype(bool)

@@ -3,15 +3,16 @@
 planner can search every state of many layouts at once and the data's episodes see what MiniGrid
 shows.
 
-A layout is what `reset` draws: a start room (columns 1..3 of the three middle rows) with the cue,
-a key or a ball, at (N//2 - 1, 1); a hallway along the middle row to column `hallway_end` (drawn
-in [4, N-2)); beyond it a vertical corridor with a key and a ball, one above and one below the
-middle row, two rows away. The agent starts on the middle row, facing right, at a column in
-[1, hallway_end]. Standing beside the object that matches the cue (the cell between it and the
-middle row: the layout's GOAL) ends the episode as a success, beside the other one (`fail`) as a
-failure; MiniGrid's pickup is a toggle there, which does nothing to a key or a ball, so the
-actions are MiniGrid's moves. A state is (cell, heading, seen): `seen`, whether the cue has been
-in the agent's view, is what the expert may know (planner.py); the rules never read it.
+A layout is what `reset` draws: a start room (columns 1..3 of the three middle rows) with the cue, a
+key or a ball, at (N//2 - 1, 1); a hallway along the middle row to column `hallway_end` (drawn in
+[4, N-2)); beyond it a vertical corridor with a key and a ball, one above and one below the middle
+row, two rows away. The agent starts on the middle row, facing right, at a column in [1,
+hallway_end]. Standing beside the object that matches the cue (the cell between it and the middle
+row: the layout's GOAL) ends the episode as a success, beside the other one (`fail`) as a failure
+(`ENDS`, world/lockstep.py's Ends); MiniGrid's pickup is a toggle there, which does nothing to a key
+or a ball, so the actions are MiniGrid's moves. A state is (cell, heading, seen): `seen`, whether
+the cue has been in the agent's view, is what the expert may know (planner.py); the rules never read
+it.
 
 What the model is given is the agent's view (`view`), MiniGrid's `obs["image"]` in this world's
 codes: the 7 x 7 cells ahead of the agent and three to each side, rotated so that the agent looks
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dtpe.world import grids, minigrid_moves
+from dtpe.world.lockstep import Ends, on_fail
 from dtpe.world.vocabulary import Vocabulary
 
 UNSEEN, EMPTY, WALL, KEY, BALL, GOAL = range(6)
@@ -55,6 +57,10 @@ VOCABULARY = Vocabulary(
 )
 WALKABLE = np.array([EMPTY, GOAL])
 """codes that forward enters (the key and the ball cannot be overlapped)"""
+ENDS = Ends(failure=on_fail, failure_words="beside the other object")
+"""beside the matching object (the goal cell) an episode ends in success, beside the other one
+(the layout's `fail` cell) in failure, as MiniGrid's `terminated` at `success_pos` and
+`failure_pos`"""
 
 VIEW = 7
 """MiniGrid's agent_view_size: the view's side"""
@@ -116,31 +122,13 @@ def initial_state(layouts: Layouts) -> State:
     return State(pos, heading, layouts.sees_cue[np.arange(b), heading, pos[:, 0], pos[:, 1]])
 
 
-def ended(layouts: Layouts, state: State, which) -> tuple[np.ndarray, np.ndarray]:
-    """(at the goal, at the other object) (B,) bool of B states."""
-    at_goal = (state.pos == layouts.goal[which]).all(1)
-    return at_goal, (state.pos == layouts.fail[which]).all(1)
-
-
-def transition(
-    layouts: Layouts, state: State, action, layout_index=None
-) -> tuple[State, np.ndarray]:
-    """One step of each of B states under our `action` (B,) (0..2): returns (state, at_goal).
-    A state on either end cell stays (the episode is over; the planner's search sees it as a
-    dead end). `layout_index`: as in minigrid_moves.in_front."""
+def transition(layouts: Layouts, state: State, action, layout_index=None) -> State:
+    """One step of each of B states under our `action` (B,) (0..2). `layout_index`: as in
+    minigrid_moves.in_front."""
     which, front, ahead = minigrid_moves.in_front(layouts, state, layout_index)
     pos, heading = minigrid_moves.turn_or_forward(state, action, front, ahead, WALKABLE)
-    over = np.logical_or(*ended(layouts, state, which))
-    pos = np.where(over[:, None], state.pos, pos)
-    heading = np.where(over, state.heading, heading)
     seen = state.seen | layouts.sees_cue[which, heading, pos[:, 0], pos[:, 1]]
-    after = State(pos, heading, seen)
-    return after, ended(layouts, after, which)[0]
-
-
-def failed(layouts: Layouts, state: State) -> np.ndarray:
-    """(B,) bool: the agent stands beside the wrong object, which ends MiniGrid's episode."""
-    return ended(layouts, state, np.arange(len(state.pos)))[1]
+    return State(pos, heading, seen)
 
 
 def render(layouts: Layouts, state: State) -> np.ndarray:

@@ -2,7 +2,7 @@
 data generation plays its expert in and what the explorer replays a model's actions in.
 Evaluation plays MiniGrid itself (minigrid_env.py); the two agree step for step
 (tests/test_memory_world.py). The model is given the agent's view (`rules.view`); the matching
-object ends an episode as a success, the other as a failure (`rules.failed`), as in MiniGrid.
+object ends an episode as a success, the other as a failure (`rules.ENDS`), as in MiniGrid.
 Rewards are the project's (`step_reward` every step plus `goal_reward` on the success cell,
 world/doorkey/stepper.py says why not MiniGrid's); the step limit is MiniGrid's (`max_steps`)."""
 
