@@ -19,6 +19,8 @@ import pytest
 import yaml
 from conftest import ROOT
 
+from dtpe import pipeline
+
 BIN = Path(sys.executable).parent
 TOOL_ENV = {
     **os.environ,
@@ -193,7 +195,7 @@ def test_dvc_repro_builds_everything_and_reruns_only_evaluation(dvc_built, tmp_p
     assert not again & {"data", "train", "attention"}
 
 
-PER_MODEL = {"train", "evaluate", "reach", "attention"}
+PER_MODEL = {step.name for step in pipeline.STEPS if step.per_model}
 AGGREGATE = {"validate", "stats", "tables", "figures", "report", "explore", "all"}
 
 
