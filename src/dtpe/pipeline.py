@@ -94,6 +94,9 @@ def figures(ext: str = "") -> tuple[str, ...]:
 EXPLORER = ("figures/explorer.html", "figures/embeddings.png", "figures/episodes")
 # one model's flags: the model, its seed, its threads, the data
 _ONE = "--variant {variant} --seed {seed}"
+# what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
+# evaluation's sweeps (seen, reach) depends on these alone, so no sweep's knob reruns it
+_PLAYED = ("evaluate.target_return", "evaluate.batch_size", "evaluate.precision")
 STEPS = (
     Step(
         "validate",
@@ -152,15 +155,7 @@ STEPS = (
         f"--model models/{MODEL} --out results/eval/seen/{MODEL}.csv",
         inputs=("data", f"models/{MODEL}"),
         outputs=(Out(f"results/eval/seen/{MODEL}.csv"),),
-        params=(
-            "evaluate.target_return",
-            "evaluate.batch_size",
-            "evaluate.precision",
-            "env",
-            "compute",
-            "model",
-            "variants.{variant}",
-        ),
+        params=(*_PLAYED, "env", "compute", "model", "variants.{variant}"),
         per_model=True,
         threads=True,
         mem_mb=4000,
@@ -177,9 +172,7 @@ STEPS = (
         # the ladder reruns no evaluation
         params=(
             "reach",
-            "evaluate.target_return",
-            "evaluate.batch_size",
-            "evaluate.precision",
+            *_PLAYED,
             "evaluate.layouts_per_suite",
             "env",
             "compute",
