@@ -94,6 +94,22 @@ def explored_study(root: Path, raw: dict):
     return checked, explore
 
 
+TMAZE_KNOBS = {"cue": "start", "shortest": 0.5, "slack": 4}
+"""the tiny T-Maze's world knobs"""
+
+
+def tmaze_raw(**worlds) -> dict:
+    """tiny_raw in the T-Maze: corridors of 8..16 cells at training, suites of 16 and 32."""
+    raw = tiny_raw()
+    raw["env"]["world"] = "tmaze"
+    raw["worlds"]["tmaze"] = {**TMAZE_KNOBS, **worlds}
+    raw["data"].update(train_size=16, episodes=60, layouts=12, suite_sizes=[16, 32])
+    raw["data"].update(suite_layouts=4, split={"train": 0.7, "val": 0.15, "test": 0.15})
+    raw["attention"]["grid_size"] = 16
+    raw["model"].update(state_encoder="view", view_radius=0)
+    return raw
+
+
 @pytest.fixture
 def tiny_raw_params() -> dict:
     return copy.deepcopy(tiny_raw())

@@ -20,7 +20,17 @@ import yaml
 from safetensors.numpy import save_file
 
 from dtpe import numerics
-from dtpe.analysis import aggregates, figures, methods, reach, report, stats, tables, verdicts
+from dtpe.analysis import (
+    aggregates,
+    figures,
+    horizon,
+    methods,
+    reach,
+    report,
+    stats,
+    tables,
+    verdicts,
+)
 from dtpe.analysis.outputs import TABLE_NAMES, figure_names
 from dtpe.world.maze import WORLD, layouts
 from dtpe.world.maze.planner import cost_to_go
@@ -279,6 +289,17 @@ def write_stats(stats_dir, variants, seeds):
     frames["reach"] = pd.DataFrame(columns=stats.REACH_COLUMNS)
     frames["effective_context"] = pd.DataFrame(columns=reach.EFFECTIVE_COLUMNS)
     frames["seen"] = pd.DataFrame(columns=stats.SEEN_COLUMNS)  # nor the seen step
+    frames["horizon"] = horizon.horizons(
+        pd.DataFrame(
+            {"grid_size": size, "context": CONTEXTS[0], "variant": e, "seed": s, "success_pct": m}
+            for size, by_variant in MEANS.items()
+            for e, m in by_variant.items()
+            if e in variants
+            for s in seeds
+        ),
+        90,
+    )
+    frames["milestone"] = pd.DataFrame(columns=horizon.MILESTONE_COLUMNS)  # nor a milestone
     for name, frame in frames.items():
         frame.to_csv(stats_dir / f"{name}.csv", index=False)
     (stats_dir / "methods.json").write_text(json.dumps(METHODS))

@@ -7,7 +7,7 @@ env steps as the stepper."""
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import model_config, play_alongside, tiny_raw
+from conftest import TMAZE_KNOBS, model_config, play_alongside, tiny_raw, tmaze_raw
 
 from dtpe import params
 from dtpe.steps import dataset
@@ -41,7 +41,7 @@ CUES = {CUE_UP, CUE_DOWN}
 
 
 def knobs(cue="start", shortest=0.5, slack=4) -> dict:
-    return {"cue": cue, "shortest": shortest, "slack": slack}
+    return {**TMAZE_KNOBS, "cue": cue, "shortest": shortest, "slack": slack}
 
 
 class Env:
@@ -52,18 +52,6 @@ class Env:
 
     def cap(self, size: int) -> int:
         return WORLD.cap(size, self.options)
-
-
-def tmaze_raw(**worlds) -> dict:
-    """tiny_raw in the T-Maze: corridors of 8..16 cells at training, suites of 16 and 32."""
-    raw = tiny_raw()
-    raw["env"]["world"] = "tmaze"
-    raw["worlds"]["tmaze"] = {**knobs(), **worlds}
-    raw["data"].update(train_size=16, episodes=60, layouts=12, suite_sizes=[16, 32])
-    raw["data"].update(suite_layouts=4, split={"train": 0.7, "val": 0.15, "test": 0.15})
-    raw["attention"]["grid_size"] = 16
-    raw["model"].update(state_encoder="view", view_radius=0)
-    return raw
 
 
 def refusal(raw) -> str:

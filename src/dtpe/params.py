@@ -138,6 +138,10 @@ class Attention:
     episodes: int
     shift: int
     """translation check: positions 0..L against shift..shift+L"""
+    milestone_sizes: list
+    """suites whose whole expert episodes are replayed to read the attention of the last step on
+    the step where the world's milestone (Words.milestone: the T-Maze's cue) was first reached;
+    empty: none"""
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,9 @@ class Stats:
     study_seeds: int
     """seeds per variant of the study reproduced: power.csv gives the gap that many seeds show
     between two equal variants by chance"""
+    horizon_pct: float
+    """success % a seed must hold at every suite size up to its success horizon
+    (analysis/horizon.py)"""
 
 
 @dataclass(frozen=True)
@@ -332,6 +339,7 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
     _check_verdict(p, key)
     _check_reach(p, key)
     _check_whole_episode(p, key)
+    _check_milestone(p, key)
     if p.data.layouts is not None and p.data.layouts > p.data.episodes:
         raise ParamsError(
             f"{key(('data', 'layouts'))}: {p.data.layouts} layouts for {p.data.episodes} "
@@ -409,6 +417,22 @@ def _check_whole_episode(p: Params, key: Callable[[tuple], str]) -> None:
             f"longest of evaluate.contexts {list(p.evaluate.contexts)} is {longest} steps, "
             f"shorter than the episodes of suite size {size} (up to its cap, "
             f"{p.env.cap(size)} steps): make it at least {p.env.cap(size)}"
+        )
+
+
+def _check_milestone(p: Params, key: Callable[[tuple], str]) -> None:
+    """The milestone attention plays suites of a world that has a milestone."""
+    sizes = p.attention.milestone_sizes
+    for i, size in enumerate(sizes):
+        if size not in p.data.suite_sizes:
+            raise ParamsError(
+                f"{key(('attention', 'milestone_sizes', i))}: {size} is not a suite size "
+                f"(data.suite_sizes {p.data.suite_sizes})"
+            )
+    if sizes and worlds.get(p.env.world).words.milestone is None:
+        raise ParamsError(
+            f"{key(('attention', 'milestone_sizes'))}: world {p.env.world!r} has no milestone "
+            "to attend to: leave the list empty"
         )
 
 

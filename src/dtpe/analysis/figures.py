@@ -63,7 +63,9 @@ def draw(
             pd.read_csv(stats_dir / "success_by_grid.csv"), colours, methods
         ),
         "fig4_attention": attention(
-            json.loads((stats_dir / "attention_maps.json").read_text()), colours
+            json.loads((stats_dir / "attention_maps.json").read_text()),
+            colours,
+            pd.read_csv(stats_dir / "milestone.csv"),
         ),
         "fig5_effect_sizes": effect_sizes(
             comparisons[comparisons.context == params.model.context], params.study.variants, methods
@@ -204,12 +206,36 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
     return fig
 
 
-def attention(maps: dict[str, dict], colours: dict) -> Figure:
-    """Figure 4: distance decay per variant (left) and one mean attention map per variant,
-    as the stats stage averaged them over seeds."""
+def attention(maps: dict[str, dict], colours: dict, milestone: pd.DataFrame) -> Figure:
+    """Figure 4: distance decay per variant (left), one mean attention map per variant, as the
+    stats stage averaged them over seeds, and, where the run measures it, the strongest head's
+    weight on the milestone against the suite size (right)."""
     variants = [e for e in colours if e in maps]
-    fig = Figure(figsize=(4.5 * (1 + len(variants)), 4.2), layout="constrained")
-    decay_ax, *heat_axes = fig.subplots(1, 1 + len(variants))
+    panels = 1 + len(variants) + bool(len(milestone))
+    fig = Figure(figsize=(4.5 * panels, 4.2), layout="constrained")
+    decay_ax, *heat_axes = fig.subplots(1, panels)
+    if len(milestone):
+        milestone_ax = heat_axes.pop()
+        for variant, rows in milestone.groupby("variant", sort=False):
+            if variant in colours:
+                milestone_ax.plot(
+                    rows.grid_size, rows.weight_mean, color=colours[variant], marker="o"
+                )
+        sizes = milestone.drop_duplicates("grid_size").sort_values("grid_size")
+        milestone_ax.plot(
+            sizes.grid_size,
+            sizes.uniform_mean,
+            color="black",
+            linestyle="--",
+            linewidth=0.8,
+        )
+        milestone_ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="suite size (the T-Maze: corridor length)",
+            ylabel="weight (mean over episodes and seeds)",
+            title="Last step → milestone, strongest head\n(dashed: uniform)",
+        )
     for variant in variants:
         decay = maps[variant]["distance_decay"]
         decay_ax.plot(np.arange(len(decay)), decay, color=colours[variant], label=variant)

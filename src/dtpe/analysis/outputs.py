@@ -22,8 +22,9 @@ FIGURES = (
     ),
     (
         "fig4_attention",
-        "Figure 4. Final-layer attention: distance decay (left) "
-        "and mean attention maps per variant.",
+        "Figure 4. Final-layer attention: distance decay (left) and mean attention maps per "
+        "variant; where the run measures it, the strongest head's weight on the milestone's "
+        "token (the T-Maze's cue) from the last step, against the suite size (right).",
     ),
     (
         "fig5_effect_sizes",
@@ -73,6 +74,7 @@ TABLES = (
     ("ranking", "Ranking"),
     ("reach", "How far back each variant looks"),
     ("seen", "Layouts seen in training"),
+    ("horizon", "Success horizon"),
 )
 TABLE_NAMES = tuple(name for name, _ in TABLES)
 

@@ -24,9 +24,11 @@ are declared), scores.csv (each model's per-seed endpoint scores, where hypothes
 interims.csv (a sequential run's interims), reach.csv and effective_context.csv (success at
 contexts shorter than the training one, how those episodes ended, and how far back each
 variant looks, analysis/reach.py; empty in a run without the reach step), seen.csv (success on
-training layouts beside held-out ones; empty in a run without the seen step), design.json (could the
-design reject: design.py), metrics.json, methods.json, and attention_maps.json (each variant's
-attention averaged over its seeds, for Figure 4).
+training layouts beside held-out ones; empty in a run without the seen step), horizon.csv (each
+variant's success horizon per context) and milestone.csv (the attention on the world's milestone
+against the suite size; empty where the run measures none: analysis/horizon.py), design.json
+(could the design reject: design.py), metrics.json, methods.json, and attention_maps.json (each
+variant's attention averaged over its seeds, for Figure 4).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from dtpe import names
-from dtpe.analysis import aggregates, design, methods, reach, sequential, verdicts
+from dtpe.analysis import aggregates, design, horizon, methods, reach, sequential, verdicts
 from dtpe.analysis.inference import (
     cell_rng,
     chance_gap,
@@ -120,6 +122,12 @@ def run(
     results["effective_context"] = reach.effective_context(results["reach"], train_context)
     seen = ordered(read_episodes(seen_csvs), variants) if seen_csvs else None
     results["seen"] = seen_success(seen, test, sp)
+    results["horizon"] = horizon.horizons(
+        per_seed_success(context, ["grid_size", "context", "variant"]), sp.horizon_pct
+    )
+    results["milestone"] = ordered(horizon.milestone(attention_jsons), variants).sort_values(
+        ["variant", "grid_size"]
+    )
     if scores is not None:
         results["scores"] = scores
     if replayed is not None:

@@ -65,6 +65,7 @@ def write(params, stats_dir: Path, out_dir: Path) -> None:
         "ranking": ranking,
         "reach": reach,
         "seen": seen,
+        "horizon": horizon,
     }
     for name in TABLE_NAMES:
         table = builders[name](params, Path(stats_dir))
@@ -585,3 +586,54 @@ def seen(params, stats_dir: Path) -> Table:
         f"{UNDEFINED}: undefined (one seed)."
     )
     return Table("seen", caption, numbers, shown)
+
+
+def horizon(params, stats_dir: Path) -> Table:
+    """Per variant and context: every seed's success horizon and their summary
+    (analysis/horizon.py)."""
+    numbers = read(stats_dir, "horizon")
+    pct = f"{params.stats.horizon_pct:g} %"
+
+    def size(value: float) -> str:
+        return UNDEFINED if pd.isna(value) else str(int(value))
+
+    def cells(row) -> dict:
+        if not row.applicable:
+            return dict.fromkeys(("Horizon (median)", "Range", "Per seed"), NOT_APPLICABLE)
+        low, high = size(row.horizon_min), size(row.horizon_max)
+        return {
+            "Horizon (median)": size(row.horizon_median),
+            "Range": low if low == high else f"{low}–{high}",
+            "Per seed": str(row.horizons).replace("nan", UNDEFINED),
+        }
+
+    shown = pd.DataFrame(
+        [
+            {
+                "Variant": row.variant,
+                "Context": count(row.context),
+                **cells(row),
+                "Through the largest": f"{row.through_largest} of {row.n_seeds}",
+            }
+            for row in numbers.itertuples()
+        ],
+        columns=[
+            "Variant",
+            "Context",
+            "Horizon (median)",
+            "Range",
+            "Per seed",
+            "Through the largest",
+        ],
+    )
+    largest = int(numbers.largest_size.iloc[0]) if len(numbers) else max(params.data.suite_sizes)
+    caption = (
+        f"Success horizon: per seed, the last suite size before its success first falls below "
+        f"{pct}, read from the smallest suite up (a later recovery does not extend it), at each "
+        f"context the model was played at; the median and range over seeds (the unit). "
+        f"{UNDEFINED}: already below at the smallest suite (a median with one such seed is "
+        f"{UNDEFINED}); {NOT_APPLICABLE}: the variant cannot run at that context (its k "
+        f"encoding cannot index that far). Through the largest: seeds at or above {pct} on every "
+        f"suite up to the largest ({largest}), whose horizon is a lower bound."
+    )
+    return Table("horizon", caption, numbers, shown)

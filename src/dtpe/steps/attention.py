@@ -7,13 +7,23 @@ left as it is. Shifting k instead would test nothing for RoPE, whose logits depe
 differences only (an identity); t is the position a larger grid pushes past its training range.
 The check compares the final layer's attention weights and the action distributions of the
 two replays: a t encoding `none` gives no change at all, a `learned` t table clamps the
-shifted timesteps to its last row (encodings/t_learned.py)."""
+shifted timesteps to its last row (encodings/t_learned.py).
+
+Where the params list attention.milestone_sizes, the step also replays whole expert episodes of
+those suites and reads the weight the last step's state token (whose
+output chooses the episode's last action: the T-Maze's turn) puts on the state token of the step
+where the world's milestone was first reached (the T-Maze's cue), in every layer and head (a
+model can carry the cue up through earlier layers and heads): where attention goes explains
+where success stops. A k encoding that cannot index an episode's length gives N/A there."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
+from dtpe.model.encodings import NotApplicable
+from dtpe.model.layer_weights import layer_attention
+from dtpe.model.transformer import TOKENS_PER_STEP
 from dtpe.steps import dataset
 
 
@@ -70,6 +80,71 @@ def t_shift_check(model, win, shift: int) -> dict:
     }
 
 
+def milestone_steps(world, lay, actions: np.ndarray, lengths: np.ndarray, env) -> np.ndarray:
+    """(B,) the first step whose observation comes with the world's milestone reached (the
+    agent's flag, World.agent), in episodes of `actions` (B, longest) played in lockstep; -1
+    where it never is."""
+    game = world.replay_env(lay, env)
+    game.reset()
+    first = np.full(len(lay), -1, np.int64)
+    for t in range(int(lengths.max())):
+        flag = world.agent(game.state)[1] & (first < 0) & (t < lengths)
+        first[flag] = t
+        game.step(actions[:, t])
+    return first
+
+
+@torch.no_grad()
+def milestone_attention(model, params, data_dir, size: int) -> dict:
+    """At suite `size`: per expert episode (its first attention.episodes layouts), its steps,
+    the step of its milestone, and every layer's and head's weight (L, H) from the last step's
+    state token to that step's state token, beside the uniform weight over the tokens the query
+    sees; each episode played whole, alone."""
+    world = dataset.world_of(data_dir, params.env)
+    lay, _ = dataset.load_suite(data_dir, size, params.env)
+    lay = lay.subset(slice(0, params.attention.episodes))
+    eps = world.episodes(lay, np.ones(len(lay), bool), 0.0, params.env, np.random.default_rng(0))
+    off = eps["offsets"]
+    lengths = np.diff(off)
+    padded = np.zeros((len(lay), lengths.max()), np.int64)
+    for i, (a, n) in enumerate(zip(off[:-1], lengths)):
+        padded[i, :n] = eps["actions"][a : a + n]
+    at = milestone_steps(world, lay, padded, lengths, params.env)
+    dev = next(model.parameters()).device
+
+    def episode(name, a, b, dtype=None):
+        x = eps[name][None, a:b]
+        return torch.from_numpy(x if dtype is None else x.astype(dtype)).to(dev)
+
+    weight = []
+    try:
+        for i, (a, b) in enumerate(zip(off[:-1], off[1:])):
+            if at[i] < 0:
+                weight.append(None)
+                continue
+            with model.at_context(int(b - a)):
+                _, layers = layer_attention(
+                    model,
+                    episode("rtg", a, b),
+                    model.encode_states(episode("states", a, b)),
+                    episode("actions", a, b, np.int64),
+                    episode("timesteps", a, b, np.int64),
+                )
+            query = TOKENS_PER_STEP * (b - a - 1) + 1  # the last state token
+            key = TOKENS_PER_STEP * at[i] + 1
+            weight.append([w[0, :, query, key].float().tolist() for w in layers])
+    except NotApplicable:
+        weight = None
+    return {
+        "size": size,
+        "applicable": weight is not None,
+        "steps": lengths.tolist(),
+        "milestone_step": at.tolist(),
+        "weight": weight,
+        "uniform": [1.0 / (TOKENS_PER_STEP * (n - 1) + 2) for n in lengths.tolist()],
+    }
+
+
 def analyse(model, params, data_dir, variant: str, seed: int) -> dict:
     dev = next(model.parameters()).device  # the windows go where the model is (a GPU's)
     win = {name: x.to(dev) for name, x in episode_windows(params, data_dir).items()}
@@ -86,4 +161,14 @@ def analyse(model, params, data_dir, variant: str, seed: int) -> dict:
         "distance_decay": decay,
         "heatmap": heatmap.tolist(),
         "translation": t_shift_check(model, win, params.attention.shift),
+        **(
+            {
+                "milestone": [
+                    milestone_attention(model, params, data_dir, size)
+                    for size in params.attention.milestone_sizes
+                ]
+            }
+            if params.attention.milestone_sizes
+            else {}
+        ),
     }
