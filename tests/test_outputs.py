@@ -844,6 +844,9 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "models": 10,
         "interim": 1,
         "stable": 1.0,
+        "drops": 10,
+        "fragile_drops": 3,
+        "z_margin": 0.41,
         "preregistration": "recorded, amended",
         "overlay_commit": f"{'a' * 40} {'b' * 40}",
         "overlay_sha256": f"{'c' * 64} {'d' * 64}",
@@ -925,6 +928,8 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     caption = (tables_dir / "comparisons.md").read_text().splitlines()[0]
     assert caption.startswith("Exploratory and unadjusted")
     assert shown_row(tables_dir / "decisions.md", "rope vs learned")[1] == "a > b"
+    # the fragility's two columns, last: 3 of the 10 models' drops undo it, 0.41 past the bound
+    assert shown_row(tables_dir / "decisions.md", "rope vs learned")[-2:] == ["3 of 10", "+0.41"]
     assert text.index("### Table 1. Declared hypotheses") < text.index("### Table 2. Training")
 
 

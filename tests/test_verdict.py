@@ -347,12 +347,12 @@ def test_the_plan_reads_the_evaluations_and_asks_for_the_next_interim(tmp_path):
     p = params.check(confirm_raw())
     grid = tmp_path / "eval" / "grid"
     grid.mkdir(parents=True)
-    assert sequential.plan(p, grid).next_interim == 1
+    assert sequential.plan(p, grid.parent).next_interim == 1
     means = {"rope": 0.6, "learned": 0.6, "sinusoidal": 0.6, "nope": 0.05}
     rows = pd.DataFrame(episode_rows(means, SEEDS[:5], np.random.default_rng(0), 40))
     for (v, s), frame in rows.groupby(["variant", "seed"]):
         frame.to_csv(grid / f"{names.model_name(v, s)}.csv", index=False)
-    plan = sequential.plan(p, grid)
+    plan = sequential.plan(p, grid.parent)
     assert len(plan.finished) == 20
     assert plan.next_interim == 2
     assert {v for v, _ in set(plan.wanted) - set(plan.finished)} == {
@@ -423,7 +423,7 @@ def test_stats_of_a_declared_run_write_decisions_and_mark_every_pair_exploratory
         all_pairs=not p.verdict.declared(),
     )
     assert not compared.primary.any() and compared.p_holm.isna().all()
-    scores = sequential.endpoint_scores(grid, p.verdict.declared())
+    scores = sequential.endpoint_scores(grid, p.verdict.declared(), 6)
     assert len(scores) == 40
     table = verdicts.decide(p, scores)
     assert table.hypothesis.tolist()[0] == "rope vs learned on 10+12"
@@ -478,3 +478,75 @@ def test_a_run_with_no_grid_beyond_training_has_empty_aggregates():
     iqm_table, profile_table = aggregates.summary(rows, [], sp, lambda kind, variant: None)
     assert iqm_table.empty and profile_table.empty
     assert list(iqm_table.columns) == aggregates.IQM_COLUMNS
+
+
+def test_an_endpoint_at_another_context_less_its_minus_grids():
+    """An endpoint reads the context it names (the unscaled rows only) and subtracts the same
+    average over its minus grids, per seed; without a context, the grid sweep's; the names keep
+    them apart."""
+    at_train = {"a": "rope", "b": "learned", "grids": [12]}
+    reach = {**at_train, "grids": [10, 12], "context": 9, "minus": [8]}
+    rng = np.random.default_rng(0)
+    grid = pd.DataFrame(episode_rows({"rope": 1.0, "learned": 1.0}, [1, 2], rng, 10))
+    far = pd.DataFrame(episode_rows({"rope": 0.5, "learned": 0.0}, [1, 2], rng, 10))
+    far = far.assign(context=9, success=np.where(far.grid_size == 8, 1, far.success))
+    scaled = far.assign(rope_scaling="yarn", success=1)  # must not count as rope's own
+    episodes = pd.concat(
+        [grid.assign(rope_scaling=np.nan), far.assign(rope_scaling="none"), scaled],
+        ignore_index=True,
+    )
+    scores = sequential.endpoint_scores(episodes, [at_train, reach], 6)
+    assert set(scores.endpoint) == {"12", "10+12@9-8"}
+    by = scores.set_index(["endpoint", "variant", "seed"]).score_pct
+    assert (by.loc["12"] == 100).all() and (by.loc[("10+12@9-8", "learned")] == -100).all()
+    rope = far[(far.variant == "rope") & (far.grid_size > 8)]
+    expected = 100 * rope.groupby(["seed", "grid_size"]).success.mean().groupby("seed").mean()
+    assert np.allclose(by.loc[("10+12@9-8", "rope")].sort_index(), expected - 100)
+
+
+def test_hypotheses_name_played_contexts_and_minus_grids_apart_from_their_grids():
+    for change, error in (
+        ({"context": 7}, r"hypotheses\[0\]\.context: 7 is not a context the evaluation plays"),
+        ({"minus": [16]}, r"hypotheses\[0\]\.minus: \[16\] not in data.suite_sizes"),
+        ({"minus": [10]}, r"hypotheses\[0\]\.minus: \[10\] are in its grids too"),
+    ):
+        raw = confirm_raw([{"a": "rope", "b": "learned", "grids": [10, 12], **change}])
+        with pytest.raises(params.ParamsError, match=error):
+            params.check(raw)
+    same = {"a": "rope", "b": "learned", "grids": [10, 12]}
+    assert params.check(confirm_raw([same, {**same, "context": 9}, {**same, "minus": [8]}]))
+    with pytest.raises(params.ParamsError, match=r"on 10\+12@9 twice"):
+        params.check(confirm_raw([{**same, "context": 9}, {**same, "context": 9}]))
+
+
+def test_fragility_counts_the_single_drops_that_change_an_outcome():
+    """A gap shrinking toward the boundary: far above it no single seed undoes "a > b" (a drop
+    at most defers it to a later look), decided at the cap by a hair some do; a fixed design
+    does not count them (NaN)."""
+    hypotheses = [{"a": "rope", "b": "learned", "grids": [10, 12], "margin": 10}]
+    p = params.check(confirm_raw(hypotheses))
+    found = []
+    for gap in (2, 10, 30):
+        row = verdicts.decide(p, planted({"rope": 50 + gap, "learned": 50}, sd=6, seed=5)).iloc[0]
+        found.append((row.outcome, row.fragile_drops, row.drops))
+    assert found[-1][0] == "a > b" and found[-1][1] == 0
+    assert any(o == "a > b" and 0 < f < d for o, f, d in found)
+    raw = confirm_raw(hypotheses, sequential_design=False)
+    raw["study"]["seeds"] = SEEDS[:5]  # an exact test
+    row = verdicts.decide(params.check(raw), planted({"rope": 80, "learned": 50}, sd=6)).iloc[0]
+    assert np.isnan(row.fragile_drops) and np.isnan(row.z_margin) and row.drops == 10
+
+
+def test_a_sequential_decisions_margin_is_its_z_beyond_the_looks_boundary():
+    p = params.check(confirm_raw())
+    scores = planted({"rope": 80, "learned": 50, "sinusoidal": 78, "nope": 80}, sd=6, seed=3)
+    table = verdicts.decide(p, scores).set_index("b")
+    replayed = sequential.replay(p, scores).decisions.set_index("b")
+    bounds = sequential.bounds(p)
+    for b in ("learned", "sinusoidal"):
+        d = replayed.loc[b]
+        assert table.loc[b, "z_margin"] == pytest.approx(abs(d.z) - bounds[int(d.interim) - 1])
+        assert table.loc[b, "drops"] == d.seeds_a + d.seeds_b
+    # a 30-point gap at SD 6 is decided early and no single seed undoes it
+    assert table.loc["learned", "outcome"] == "a > b" and table.loc["learned", "interim"] <= 2
+    assert table.loc["learned", "fragile_drops"] == 0 and table.loc["learned", "z_margin"] > 0

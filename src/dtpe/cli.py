@@ -19,7 +19,7 @@ def run_models(params, results: Path) -> list[tuple[str, int]]:
     if params.verdict.sequential:
         from dtpe.analysis import sequential
 
-        return sequential.plan(params, results / "eval" / "grid").finished
+        return sequential.plan(params, results / "eval").finished
     return [(v, s) for v in params.study.variants for s in params.study.seeds]
 
 

@@ -1,5 +1,7 @@
 """The name of a trained model, `<variant>_s<seed>` (e.g. `rope-t_learned_s42`): built and read
-here only. It names the model's folder, its per-episode CSVs and its Snakemake/DVC jobs."""
+here only. It names the model's folder, its per-episode CSVs and its Snakemake/DVC jobs. And the
+name of a declared hypothesis's endpoint (`endpoint_key`), which params, the sequential test and
+the verdicts share."""
 
 from __future__ import annotations
 
@@ -24,3 +26,14 @@ def parse(name: str) -> tuple[str, int]:
 def per_model(models, folder: Path, suffix: str) -> list[Path]:
     """The per-model files of a step, for every (variant, seed) in `models`."""
     return [Path(folder) / f"{model_name(v, s)}{suffix}" for v, s in models]
+
+
+def endpoint_key(h: dict) -> str:
+    """The name of a hypothesis's endpoint: its grid sizes, e.g. `10+12+16`, then `@` its
+    context where it names one, then `-` its minus grid sizes where it names some."""
+    key = "+".join(str(g) for g in sorted(h["grids"]))
+    if h.get("context"):
+        key += f"@{h['context']}"
+    if h.get("minus"):
+        key += "-" + "+".join(str(g) for g in sorted(h["minus"]))
+    return key

@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from dtpe import names
 from dtpe.model.config import Model, ModelConfig
 from dtpe.world import catalog as worlds
 
@@ -178,9 +179,11 @@ class Verdict:
     hypotheses: str | list
     """the primary family that the correction for multiple tests covers: `all_pairs` (every
     pair of variants at every grid size at the training context: an exploratory run's), or a
-    list of declared hypotheses, each {a, b, grids, margin}: variants a and b compared on their
-    per-seed success averaged over the suite sizes `grids`, equivalent where |a - b| stays
-    within `margin` points (optional)"""
+    list of declared hypotheses, each {a, b, grids, margin, context, minus}: variants a and b
+    compared on their per-seed success averaged over the suite sizes `grids`, equivalent where
+    |a - b| stays within `margin` points (optional); played at `context` (optional: the training
+    context's grid sweep by default; another of evaluate.contexts, e.g. the whole episode), less
+    the same average over the suite sizes `minus` (optional: a reach endpoint)"""
     confirmatory: bool
     """the run tests declared hypotheses on fresh seeds: its seeds may overlap no other params
     file's beside it, and a design that cannot reject is refused"""
@@ -367,12 +370,24 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
                 raise ParamsError(f"{at}[{i}].{side}: {h[side]!r} is not in study.variants")
         if h["a"] == h["b"]:
             raise ParamsError(f"{at}[{i}]: compares {h['a']!r} with itself")
-        missing = sorted(set(h["grids"]) - set(p.data.suite_sizes))
-        if missing:
-            raise ParamsError(f"{at}[{i}].grids: {missing} not in data.suite_sizes")
-        pair = (frozenset((h["a"], h["b"])), tuple(sorted(h["grids"])))
+        for field_ in ("grids", "minus"):
+            missing = sorted(set(h.get(field_) or []) - set(p.data.suite_sizes))
+            if missing:
+                raise ParamsError(f"{at}[{i}].{field_}: {missing} not in data.suite_sizes")
+        both = sorted(set(h["grids"]) & set(h.get("minus") or []))
+        if both:
+            raise ParamsError(f"{at}[{i}].minus: {both} are in its grids too")
+        played = {p.model.context, *p.evaluate.contexts}
+        if h.get("context") and h["context"] not in played:
+            raise ParamsError(
+                f"{at}[{i}].context: {h['context']} is not a context the evaluation plays "
+                f"(model.context {p.model.context}, evaluate.contexts {p.evaluate.contexts})"
+            )
+        pair = (frozenset((h["a"], h["b"])), names.endpoint_key(h))
         if pair in seen:
-            raise ParamsError(f"{at}[{i}]: {h['a']} against {h['b']} on {h['grids']} twice")
+            raise ParamsError(
+                f"{at}[{i}]: {h['a']} against {h['b']} on {names.endpoint_key(h)} twice"
+            )
         seen.add(pair)
     if (v.confirmatory or v.sequential) and not v.declared():
         what = "a confirmatory" if v.confirmatory else "a sequential"

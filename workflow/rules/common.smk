@@ -53,7 +53,7 @@ if config["verdict"]["sequential"]:
     # one interim; the next call plans the one after it from the new scores.
     from dtpe.analysis.sequential import plan as sequential_plan
 
-    SEQUENTIAL = sequential_plan(load_params(PARAMS), "results/eval/grid")
+    SEQUENTIAL = sequential_plan(load_params(PARAMS), "results/eval")
     MODELS = [f"{variant}_s{seed}" for variant, seed in SEQUENTIAL.wanted]
     print(SEQUENTIAL.summary(), file=sys.stderr)
 THREADS = config["compute"]["threads"]

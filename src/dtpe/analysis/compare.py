@@ -140,6 +140,8 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
             "Estimate": table.estimate,
             "Seeds a + b": [f"{a} + {b}" for a, b in zip(table.seeds_a, table.seeds_b)],
             "Stable": table.stable.map(lambda x: f"{x:.2f}"),
+            "Fragile drops": tables.fragile_drops(table),
+            "|z| − bound": table.z_margin.map(lambda x: f"{x:+.2f}" if pd.notna(x) else "–"),
             "Preregistration": [preregistration.describe(row) for _, row in table.iterrows()],
         }
     )
@@ -149,9 +151,9 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
         "the difference of per-seed success averaged over the grids, in points, with its "
         "interval at the run's confidence; stagewise median-unbiased where a sequential test "
         "stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
-        "verdict. Preregistration: the commit and content (sha256) of the run's params overlay "
-        "that its models record having been trained under; a run made before models kept that "
-        "record has only git's order of commits to show."
+        f"verdict. {tables.FRAGILITY} Preregistration: the commit and content (sha256) of the "
+        "run's params overlay that its models record having been trained under; a run made "
+        "before models kept that record has only git's order of commits to show."
     )
     return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
 

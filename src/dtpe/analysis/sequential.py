@@ -16,7 +16,10 @@ scores give the same decisions on any machine, with no random draw to hang on. A
 whose |z| crosses its look's boundary is decided with the sign of the difference and stops.
 
 The unit of replication is the seed: a model's endpoint score is its success over the suite's
-layouts, averaged over the endpoint's grid sizes.
+layouts, averaged over the endpoint's grid sizes, at the context the hypothesis names (the
+training context's grid sweep unless it names another: the T-Maze's whole-episode context), less
+the same average over its `minus` grid sizes where it names some (a reach endpoint: what a seed
+keeps far out of what it has at the trained lengths).
 
 "Not rejected" at the cap is not equivalence: a hypothesis undecided at the cap is reported as
 equivalent only where it declares a margin and its equivalence test passes
@@ -37,32 +40,40 @@ CONTINUE, NOT_REJECTED = "continue", "not rejected"
 REJECTED = ("a > b", "a < b")
 
 
-def endpoint_key(grids) -> str:
-    """The name of an endpoint: its grid sizes, e.g. `10+12+16`."""
-    return "+".join(str(g) for g in sorted(grids))
-
-
-def endpoint_scores(grid: pd.DataFrame, hypotheses: list[dict]) -> pd.DataFrame:
-    """Per model (variant, seed) and endpoint, the success % over the endpoint's grids: each
-    grid's mean over its layouts, then the mean over the grids. `grid` is the grid sweep's
-    episodes (variant, seed, grid_size, success, applicable)."""
-    runnable = grid.loc[grid.applicable.astype(bool)]
+def endpoint_scores(episodes: pd.DataFrame, hypotheses: list[dict], train_context: int):
+    """Per model (variant, seed) and endpoint, the endpoint's score % (module docstring): each
+    grid's mean over its layouts, the mean over the grids, less that over the minus grids.
+    `episodes` are the evaluation's episodes (variant, seed, grid_size, context, success,
+    applicable): the grid sweep's, and the context sweep's where an endpoint names another
+    context, its rows played with an inference-time scaling left out."""
+    runnable = episodes.loc[episodes.applicable.astype(bool)]
+    if "rope_scaling" in runnable:
+        runnable = runnable.loc[runnable.rope_scaling.fillna("none") == "none"]
     per_grid = (
         runnable.assign(success_pct=100 * runnable.success)
-        .groupby(["variant", "seed", "grid_size"], observed=True)
+        .groupby(["variant", "seed", "context", "grid_size"], observed=True)
         .success_pct.mean()
         .reset_index()
     )
-    rows = []
-    for grids in {tuple(sorted(h["grids"])) for h in hypotheses}:
-        chosen = per_grid[per_grid.grid_size.isin(grids)]
+
+    def mean_over(grids, context) -> pd.Series:
+        chosen = per_grid[per_grid.grid_size.isin(grids) & (per_grid.context == context)]
         counted = chosen.groupby(["variant", "seed"], observed=True).success_pct.agg(
             ["mean", "size"]
         )
-        complete = counted[counted["size"] == len(grids)]
-        rows.append(
-            complete["mean"].rename("score_pct").reset_index().assign(endpoint=endpoint_key(grids))
-        )
+        return counted.loc[counted["size"] == len(grids), "mean"]
+
+    rows, seen = [], set()
+    for h in hypotheses:
+        key = names.endpoint_key(h)
+        if key in seen:
+            continue
+        seen.add(key)
+        context = h.get("context") or train_context
+        score = mean_over(h["grids"], context)
+        if h.get("minus"):
+            score = (score - mean_over(h["minus"], context)).dropna()
+        rows.append(score.rename("score_pct").reset_index().assign(endpoint=key))
     frame = pd.concat(rows, ignore_index=True)
     return frame.assign(variant=frame.variant.astype(str))
 
@@ -115,9 +126,10 @@ def per_seed(scores: pd.DataFrame, variant: str, endpoint: str, seeds: list) -> 
     return np.array([by_seed[s] for s in seeds if s in by_seed], float)
 
 
-def replay(params, scores: pd.DataFrame) -> Replay:
+def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Replay:
     """Replays the group-sequential test over the finished interims. `scores` holds the per-seed
-    endpoint scores (endpoint_scores) of the models trained so far."""
+    endpoint scores (endpoint_scores) of the models trained so far; `dropped` names (variant,
+    seed) models counted as finished whose scores are left out (the fragility's drops)."""
     seq = params.verdict.sequential
     n, interims = seq["seeds_per_interim"], seq["interims"]
     seeds = list(params.study.seeds)
@@ -129,7 +141,7 @@ def replay(params, scores: pd.DataFrame) -> Replay:
     ]
     trained: dict[int, set[str]] = {}
     next_interim = None
-    have = set(zip(scores.variant, scores.seed))
+    have = set(zip(scores.variant, scores.seed)) | dropped
     for k in range(interims):
         open_ = [i for i, r in enumerate(rows) if r["decision"] == CONTINUE]
         if not open_:
@@ -142,7 +154,7 @@ def replay(params, scores: pd.DataFrame) -> Replay:
             break
         for i in open_:
             h = hypotheses[i]
-            endpoint = endpoint_key(h["grids"])
+            endpoint = names.endpoint_key(h)
             a, b = (per_seed(scores, h[side], endpoint, so_far) for side in "ab")
             z, _ = group_sequential.welch_z(a, b)
             crossed = abs(z) >= critical[k]
@@ -156,7 +168,7 @@ def replay(params, scores: pd.DataFrame) -> Replay:
             }
     decisions = pd.DataFrame(
         [
-            {"a": h["a"], "b": h["b"], "endpoint": endpoint_key(h["grids"]), **row}
+            {"a": h["a"], "b": h["b"], "endpoint": names.endpoint_key(h), **row}
             for h, row in zip(hypotheses, rows)
         ]
     )
@@ -187,22 +199,22 @@ def replay(params, scores: pd.DataFrame) -> Replay:
     )
 
 
-def plan(params, grid_folder) -> Replay:
-    """The replay of a sequential run from the grid sweep's per-model CSVs in `grid_folder`
-    (results/eval/grid): models not evaluated yet are simply absent."""
-    paths = [
-        path
+def plan(params, eval_folder) -> Replay:
+    """The replay of a sequential run from the evaluation's per-model CSVs in `eval_folder`
+    (results/eval: the grid sweep's, and the context sweep's where a hypothesis names another
+    context): models not evaluated yet are simply absent."""
+    hypotheses = params.verdict.declared()
+    sweeps = ["grid"] + (["context"] if any(h.get("context") for h in hypotheses) else [])
+    columns = ["variant", "seed", "grid_size", "context", "success", "applicable"]
+    frames = [
+        pd.read_csv(path, usecols=lambda c: c in columns or c == "rope_scaling")
         for v in params.study.variants
         for s in params.study.seeds
-        if (path := Path(grid_folder) / f"{names.model_name(v, s)}.csv").is_file()
+        for sweep in sweeps
+        if (path := Path(eval_folder) / sweep / f"{names.model_name(v, s)}.csv").is_file()
     ]
-    columns = ["variant", "seed", "grid_size", "success", "applicable"]
-    episodes = (
-        pd.concat([pd.read_csv(p, usecols=columns) for p in paths], ignore_index=True)
-        if paths
-        else pd.DataFrame(columns=columns)
-    )
-    return replay(params, endpoint_scores(episodes, params.verdict.declared()))
+    episodes = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    return replay(params, endpoint_scores(episodes, hypotheses, params.model.context))
 
 
 def simulate(params, draws: np.ndarray) -> np.ndarray:

@@ -94,7 +94,7 @@ def run(
     )
     success = success_by_grid(grid, sp)
     epochs = ordered(read_metrics(metrics_csvs), variants)
-    scores = sequential.endpoint_scores(grid, declared) if declared else None
+    scores = sequential.endpoint_scores(context, declared, train_context) if declared else None
     replayed = sequential.replay(params, scores) if params.verdict.sequential else None
     beyond = [n for n in params.data.suite_sizes if n > params.data.train_size]
     iqm_table, profile_table = aggregates.summary(

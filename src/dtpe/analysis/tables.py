@@ -433,6 +433,22 @@ def ranking(params, stats_dir: Path) -> Table:
     return Table("ranking", caption, numbers, shown)
 
 
+FRAGILITY = (
+    "Fragile drops: of the models a hypothesis used, how many, each left out alone with the "
+    "whole rule replayed, would change its outcome (a sequential run's; "
+    f"{UNDEFINED} in a fixed design). |z| − bound: the deciding look's statistic beyond its "
+    "boundary (negative: short of it at the cap)."
+)
+
+
+def fragile_drops(numbers: pd.DataFrame) -> list[str]:
+    """`n of m` per decision, the undefined mark where not counted."""
+    return [
+        UNDEFINED if pd.isna(f) else f"{int(f)} of {int(d)}"
+        for f, d in zip(numbers.fragile_drops, numbers.drops)
+    ]
+
+
 def decisions(params, stats_dir: Path) -> Table:
     numbers, described = read(stats_dir, "decisions"), methods(stats_dir)
     shown = pd.DataFrame(
@@ -459,6 +475,8 @@ def decisions(params, stats_dir: Path) -> Table:
             "Seeds a + b": [f"{a} + {b}" for a, b in zip(numbers.seeds_a, numbers.seeds_b)],
             "Models": numbers.models.map(str),
             "Stable": numbers.stable.map(lambda x: f"{x:.2f}"),
+            "Fragile drops": fragile_drops(numbers),
+            "|z| − bound": numbers.z_margin.map(lambda x: UNDEFINED if pd.isna(x) else f"{x:+.2f}"),
         }
     )
     caption = (
@@ -468,7 +486,7 @@ def decisions(params, stats_dir: Path) -> Table:
         f"Welch's {100 * (1 - 2 * described['alpha']):g} % interval, the one the two one-sided "
         "tests read (before Holm). Seeds: those each side had when the hypothesis was decided; "
         "models: their sum. Stable: the share of 100 seeds of the statistics' generator giving "
-        "the same outcome."
+        f"the same outcome. {FRAGILITY}"
         if len(numbers)
         else "No hypotheses declared: the run is exploratory (its primary family is every "
         "pair at every grid size, the comparisons table)."

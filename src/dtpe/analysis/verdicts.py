@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from dtpe import names
 from dtpe.analysis import group_sequential, sequential
 from dtpe.analysis.inference import (
     MAX_EXACT_PERMUTATIONS,
@@ -70,6 +71,9 @@ COLUMNS = [
     "models",
     "interim",
     "stable",
+    "drops",
+    "fragile_drops",
+    "z_margin",
     *PREREGISTRATION,
 ]
 OPEN, UNDECIDED = "open", "undecided"
@@ -112,7 +116,7 @@ def tost_p(a: np.ndarray, b: np.ndarray, margin: float) -> float:
 
 def describe(h: dict, a: np.ndarray, b: np.ndarray, sp) -> dict:
     """The plain estimate and intervals of one hypothesis on the seeds it used."""
-    endpoint = sequential.endpoint_key(h["grids"])
+    endpoint = names.endpoint_key(h)
     low, high = interval(
         a, b, 1 - sp.alpha, sp, cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint)
     )
@@ -181,7 +185,7 @@ def permutation_ps(params, scores: pd.DataFrame, seed: int) -> list[float]:
     fixed design's test: exact where the relabellings are few enough, else sampled)."""
     seeds, out = list(params.study.seeds), []
     for h in params.verdict.declared():
-        endpoint = sequential.endpoint_key(h["grids"])
+        endpoint = names.endpoint_key(h)
         a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
         out.append(permutation_p(a, b, cell_rng(seed, "test", h["a"], h["b"], endpoint))[0])
     return out
@@ -212,6 +216,48 @@ def outcomes(params, replayed, rows: list[dict], p: list[float] | None) -> list[
     ]
 
 
+def light_rows(params, scores: pd.DataFrame, replayed) -> list[dict]:
+    """Per hypothesis what `outcomes` reads of a sequential run (effect, margin, TOST p, seeds),
+    without the intervals: the fragility replays the outcomes once per dropped model."""
+    seeds, rows = list(params.study.seeds), []
+    for h, d in zip(params.verdict.declared(), replayed.decisions.itertuples()):
+        endpoint = names.endpoint_key(h)
+        a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
+        a, b = a[: d.seeds_a], b[: d.seeds_b]
+        margin = h["margin"]
+        rows.append(
+            {
+                "effect_pct": float(a.mean() - b.mean()) if len(a) and len(b) else np.nan,
+                "margin_pct": np.nan if margin is None else float(margin),
+                "p_tost": np.nan if margin is None else tost_p(a, b, margin),
+                "seeds_a": len(a),
+                "seeds_b": len(b),
+            }
+        )
+    return rows
+
+
+def fragility(params, scores: pd.DataFrame, found: list[str], used: list[set]) -> list[float]:
+    """Per hypothesis of a sequential run, how many of the single models it used (`used`: its
+    variants' first seeds_a and seeds_b seeds), each dropped alone, would change its outcome:
+    the whole rule replayed without that model's score (the looks, and the equivalence tests
+    over every hypothesis), the model counted as trained. NaN in a fixed design: it would rerun
+    every permutation test once per model (up to 200,000 relabellings each, minutes a run); the
+    sequential design, every confirmatory run's, draws nothing and replays in milliseconds."""
+    if not params.verdict.sequential:
+        return [np.nan] * len(found)
+    hypotheses, changed = params.verdict.declared(), [0.0] * len(found)
+    models = sorted({m for u in used for m in u})
+    for variant, seed in models:
+        kept = scores[~((scores.variant == variant) & (scores.seed == seed))]
+        replayed = sequential.replay(params, kept, frozenset({(variant, seed)}))
+        again = outcomes(params, replayed, light_rows(params, kept, replayed), None)
+        for i, (h, u) in enumerate(zip(hypotheses, used)):
+            if (variant, seed) in u and again[i] != found[i]:
+                changed[i] += 1
+    return changed
+
+
 def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=None) -> pd.DataFrame:
     """The decisions table of the declared hypotheses (empty under all_pairs), from the per-seed
     endpoint scores of the run's models and, in a sequential run, their replay
@@ -233,7 +279,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
             rows.append({**row, "interim": d.interim})
     else:
         for h in hypotheses:
-            endpoint = sequential.endpoint_key(h["grids"])
+            endpoint = names.endpoint_key(h)
             a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
             rows.append({**describe(h, a, b, sp), "interim": np.nan})
     p, again = None, []
@@ -247,9 +293,20 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
     found = outcomes(params, replayed, rows, p)
     # each seed's outcomes once, on copies: equivalence writes its Holm p into the rows it gets
     others = [outcomes(params, replayed, [dict(r) for r in rows], q) for q in again]
+    used = [
+        {(h["a"], s) for s in seeds[: r["seeds_a"]]} | {(h["b"], s) for s in seeds[: r["seeds_b"]]}
+        for h, r in zip(hypotheses, rows)
+    ]
+    fragile = fragility(params, scores, found, used)
+    critical = sequential.bounds(params) if params.verdict.sequential else None
     for i, (row, outcome) in enumerate(zip(rows, found)):
         same = [other[i] == outcome for other in others]
         row["outcome"], row["stable"] = outcome, float(np.mean(same)) if same else 1.0
+        row["drops"], row["fragile_drops"] = len(used[i]), fragile[i]
+        row["z_margin"] = np.nan
+        if critical is not None and row["interim"] >= 1:
+            d = replayed.decisions.iloc[i]
+            row["z_margin"] = float(abs(d.z) - critical[int(d.interim) - 1])
         if preregistered is not None:
             row.update(preregistered.columns())
     return pd.DataFrame(rows, columns=COLUMNS)
