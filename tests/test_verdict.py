@@ -550,3 +550,22 @@ def test_a_sequential_decisions_margin_is_its_z_beyond_the_looks_boundary():
     # a 30-point gap at SD 6 is decided early and no single seed undoes it
     assert table.loc["learned", "outcome"] == "a > b" and table.loc["learned", "interim"] <= 2
     assert table.loc["learned", "fragile_drops"] == 0 and table.loc["learned", "z_margin"] > 0
+
+
+def test_the_plan_reads_the_context_sweep_where_an_endpoint_names_its_context(tmp_path):
+    """A sequential run whose hypothesis is read at another context counts a model finished
+    once its context sweep is in, not its grid sweep alone."""
+    hypotheses = [{"a": "rope", "b": "learned", "grids": [10, 12], "context": 9}]
+    p = params.check(confirm_raw(hypotheses))
+    rows = pd.DataFrame(
+        episode_rows({"rope": 0.6, "learned": 0.6}, SEEDS[:5], np.random.default_rng(0), 8)
+    )
+    for sweep in ("grid", "context"):
+        (tmp_path / sweep).mkdir()
+    for (v, s), frame in rows.groupby(["variant", "seed"]):
+        frame.to_csv(tmp_path / "grid" / f"{names.model_name(v, s)}.csv", index=False)
+    assert sequential.plan(p, tmp_path).next_interim == 1  # no context sweep yet
+    for (v, s), frame in rows.assign(context=9).groupby(["variant", "seed"]):
+        frame.to_csv(tmp_path / "context" / f"{names.model_name(v, s)}.csv", index=False)
+    plan = sequential.plan(p, tmp_path)
+    assert len(plan.finished) == 10 and plan.next_interim == 2
