@@ -569,3 +569,14 @@ def test_the_plan_reads_the_context_sweep_where_an_endpoint_names_its_context(tm
         frame.to_csv(tmp_path / "context" / f"{names.model_name(v, s)}.csv", index=False)
     plan = sequential.plan(p, tmp_path)
     assert len(plan.finished) == 10 and plan.next_interim == 2
+
+
+def test_a_sequential_design_states_its_boundaries_not_a_permutation_floor():
+    p = params.check(confirm_raw())  # 3 hypotheses, 4 looks of 5 seeds
+    found = design.check(p)
+    bounds = sequential.bounds(p)
+    assert found.can_reject and found.boundaries == pytest.approx(bounds)
+    text = found.sentence()
+    assert text.startswith("The design is group-sequential") and "permutation test's" not in text
+    assert f"{bounds[0]:.2f} at the first look and {bounds[-1]:.2f}" in text
+    assert "4 looks, 5 more seeds per variant" in text and "O'Brien-Fleming" in text

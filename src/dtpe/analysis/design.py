@@ -5,14 +5,19 @@ sequential run, below alpha / m at the cap at least (its spending leaves less to
 exact permutation test over seed labels cannot give a p below 2 / C(n_a + n_b, n_a): with 5
 seeds per variant that is 0.0079, above Holm's 0.05 / 15 = 0.0033. A design whose floor is above
 its threshold reports "nothing significant" whatever the effect, so the check says so, with the
-seeds per variant it would need; a confirmatory run is refused (dtpe check)."""
+seeds per variant it would need; a confirmatory run is refused (dtpe check). A sequential run
+decides by Welch's statistic against its looks' boundaries, not by a permutation test: no floor
+applies, and the check states the boundaries instead."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
 
+from dtpe.analysis import sequential
 from dtpe.params import ALL_PAIRS, ParamsError
+
+SPENDING_NAMES = {"obrien_fleming": "O'Brien-Fleming", "pocock": "Pocock"}
 
 
 @dataclass(frozen=True)
@@ -35,12 +40,27 @@ class Design:
     confirmatory: bool
     world: str
     """the world the run plays (params' env.world), for tables across runs"""
+    boundaries: tuple = ()
+    """a sequential run's |z| boundary at each look (analysis/sequential.py's bounds)"""
+    spending: str = ""
+    """a sequential run's spending function"""
 
     def sentence(self) -> str:
         if not self.tests:
             return (
                 "The run has one variant: no pair to compare, so it tests nothing and decides "
                 "nothing; its tables and figures describe that variant alone."
+            )
+        if self.sequential:
+            looks = len(self.boundaries)
+            return (
+                f"The design is group-sequential: each of the {self.tests} declared hypotheses "
+                f"is tested at {looks} looks, {self.seeds // looks} more seeds per variant at "
+                f"each (up to {self.seeds}), spending α / {self.tests} = {self.threshold:.2g} by "
+                f"{SPENDING_NAMES[self.spending]}'s function: |z| must reach "
+                f"{self.boundaries[0]:.2f} at the first look and {self.boundaries[-1]:.2f} at the "
+                "last. Its statistic is Welch's, not a permutation test, so no floor on p keeps "
+                "it from rejecting."
             )
         if self.can_reject:
             return (
@@ -77,17 +97,21 @@ def check(params) -> Design:
     seeds = len(params.study.seeds)
     threshold = alpha / max(tests, 1)
     needed = next(n for n in range(2, 10_000) if p_floor(n) <= threshold)
+    seq = params.verdict.sequential
+    bounds = tuple(float(c) for c in sequential.bounds(params)) if seq and tests else ()
     return Design(
         family="declared" if params.verdict.declared() else ALL_PAIRS,
         tests=tests,
         seeds=seeds,
         p_min=p_floor(seeds),
         threshold=threshold,
-        can_reject=tests > 0 and p_floor(seeds) <= threshold,
+        can_reject=bool(bounds) or (tests > 0 and not seq and p_floor(seeds) <= threshold),
         seeds_needed=needed,
         sequential=params.verdict.sequential is not None,
         confirmatory=params.verdict.confirmatory,
         world=params.env.world,
+        boundaries=bounds,
+        spending=seq["spending"] if seq else "",
     )
 
 
