@@ -14,10 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from dtpe.analysis import sequential
+from dtpe.analysis import group_sequential, sequential
 from dtpe.params import ALL_PAIRS, ParamsError
-
-SPENDING_NAMES = {"obrien_fleming": "O'Brien-Fleming", "pocock": "Pocock"}
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ class Design:
                 f"The design is group-sequential: each of the {self.tests} declared hypotheses "
                 f"is tested at {looks} looks, {self.seeds // looks} more seeds per variant at "
                 f"each (up to {self.seeds}), spending α / {self.tests} = {self.threshold:.2g} by "
-                f"{SPENDING_NAMES[self.spending]}'s function: |z| must reach "
+                f"{group_sequential.SPENDING_NAMES[self.spending]}'s function: |z| must reach "
                 f"{self.boundaries[0]:.2f} at the first look and {self.boundaries[-1]:.2f} at the "
                 "last. Its statistic is Welch's, not a permutation test, so no floor on p keeps "
                 "it from rejecting."

@@ -31,6 +31,8 @@ SPENDING = {
     "pocock": lambda t, alpha: alpha * np.log1p((np.e - 1) * t),
 }
 """spending function name -> (t, two-sided alpha) -> the alpha spent by information fraction t"""
+SPENDING_NAMES = {"obrien_fleming": "O'Brien-Fleming", "pocock": "Pocock"}
+"""spending function name -> how the text names it"""
 
 
 def _simpson(low: float, high: float) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@ results/stats/methods.json for the captions and the report, which show them as w
 
 from __future__ import annotations
 
+from dtpe.analysis.group_sequential import SPENDING_NAMES
 from dtpe.analysis.inference import MAX_EXACT_PERMUTATIONS, POWER
 
 
@@ -14,7 +15,7 @@ def sentences(sp, verdict) -> dict:
             "sizes. Seeds are added in interims of "
             f"{verdict.sequential['seeds_per_interim']} (at most "
             f"{verdict.sequential['interims']}) by a group-sequential Welch test per hypothesis "
-            f"with Lan-DeMets {verdict.sequential['spending'].replace('_', '-')} spending of "
+            f"with Lan-DeMets {SPENDING_NAMES[verdict.sequential['spending']]} spending of "
             f"α = {sp.alpha:g} / the declared hypotheses (Bonferroni), boundaries computed from "
             "the design alone (analysis/group_sequential.py); a decided hypothesis stops, and a "
             "variant in no open hypothesis trains no more seeds. Estimates after a stop: stagewise "
