@@ -411,10 +411,15 @@ def _check_reach(p: Params, key: Callable[[tuple], str]) -> None:
                 f"{key(('reach', 'contexts', i))}: {context} is not below the training context "
                 f"model.context {p.model.context} (the grid sweep plays that one)"
             )
-    for i, size in enumerate(p.reach.sizes or []):
+    _suite_sizes_only(p, key, ("reach", "sizes"), p.reach.sizes or [])
+
+
+def _suite_sizes_only(p: Params, key: Callable[[tuple], str], at: tuple, sizes) -> None:
+    """Each of `sizes` (params key `at`) is a suite size."""
+    for i, size in enumerate(sizes):
         if size not in p.data.suite_sizes:
             raise ParamsError(
-                f"{key(('reach', 'sizes', i))}: {size} is not a suite size "
+                f"{key((*at, i))}: {size} is not a suite size "
                 f"(data.suite_sizes {p.data.suite_sizes})"
             )
 
@@ -438,12 +443,7 @@ def _check_whole_episode(p: Params, key: Callable[[tuple], str]) -> None:
 def _check_milestone(p: Params, key: Callable[[tuple], str]) -> None:
     """The milestone attention plays suites of a world that has a milestone."""
     sizes = p.attention.milestone_sizes
-    for i, size in enumerate(sizes):
-        if size not in p.data.suite_sizes:
-            raise ParamsError(
-                f"{key(('attention', 'milestone_sizes', i))}: {size} is not a suite size "
-                f"(data.suite_sizes {p.data.suite_sizes})"
-            )
+    _suite_sizes_only(p, key, ("attention", "milestone_sizes"), sizes)
     if sizes and worlds.get(p.env.world).words.milestone is None:
         raise ParamsError(
             f"{key(('attention', 'milestone_sizes'))}: world {p.env.world!r} has no milestone "

@@ -141,7 +141,7 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
             "Seeds a + b": [f"{a} + {b}" for a, b in zip(table.seeds_a, table.seeds_b)],
             "Stable": table.stable.map(lambda x: f"{x:.2f}"),
             "Fragile drops": tables.fragile_drops(table),
-            "|z| − bound": table.z_margin.map(lambda x: f"{x:+.2f}" if pd.notna(x) else "–"),
+            "|z| − bound": tables.z_margins(table),
             "Preregistration": [preregistration.describe(row) for _, row in table.iterrows()],
         }
     )

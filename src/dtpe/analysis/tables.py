@@ -449,6 +449,11 @@ def fragile_drops(numbers: pd.DataFrame) -> list[str]:
     ]
 
 
+def z_margins(numbers: pd.DataFrame) -> list[str]:
+    """|z| − bound per decision, signed, the undefined mark in a fixed design."""
+    return [UNDEFINED if pd.isna(x) else f"{x:+.2f}" for x in numbers.z_margin]
+
+
 def decisions(params, stats_dir: Path) -> Table:
     numbers, described = read(stats_dir, "decisions"), methods(stats_dir)
     shown = pd.DataFrame(
@@ -476,7 +481,7 @@ def decisions(params, stats_dir: Path) -> Table:
             "Models": numbers.models.map(str),
             "Stable": numbers.stable.map(lambda x: f"{x:.2f}"),
             "Fragile drops": fragile_drops(numbers),
-            "|z| − bound": numbers.z_margin.map(lambda x: UNDEFINED if pd.isna(x) else f"{x:+.2f}"),
+            "|z| − bound": z_margins(numbers),
         }
     )
     caption = (
@@ -612,15 +617,12 @@ def horizon(params, stats_dir: Path) -> Table:
     numbers = read(stats_dir, "horizon")
     pct = f"{params.stats.horizon_pct:g} %"
 
-    def size(value: float) -> str:
-        return UNDEFINED if pd.isna(value) else str(int(value))
-
     def cells(row) -> dict:
         if not row.applicable:
             return dict.fromkeys(("Horizon (median)", "Range", "Per seed"), NOT_APPLICABLE)
-        low, high = size(row.horizon_min), size(row.horizon_max)
+        low, high = count(row.horizon_min), count(row.horizon_max)
         return {
-            "Horizon (median)": size(row.horizon_median),
+            "Horizon (median)": count(row.horizon_median),
             "Range": low if low == high else f"{low}–{high}",
             "Per seed": str(row.horizons).replace("nan", UNDEFINED),
         }

@@ -122,27 +122,46 @@ def describe(h: dict, a: np.ndarray, b: np.ndarray, sp) -> dict:
     )
     margin = h["margin"]
     eq_low, eq_high = (np.nan, np.nan) if margin is None else welch_interval(a, b, 1 - 2 * sp.alpha)
-    effect = float(a.mean() - b.mean()) if len(a) and len(b) else np.nan
+    core = essentials(h, a, b)
     return {
         "hypothesis": f"{h['a']} vs {h['b']} on {endpoint}",
         "a": h["a"],
         "b": h["b"],
         "endpoint": endpoint,
         "estimate": NAIVE,
-        "effect_pct": effect,
+        **core,
         "ci_low_pct": low,
         "ci_high_pct": high,
-        "naive_effect_pct": effect,
+        "naive_effect_pct": core["effect_pct"],
         "naive_ci_low_pct": low,
         "naive_ci_high_pct": high,
-        "margin_pct": np.nan if margin is None else float(margin),
         "equivalence_low_pct": eq_low,
         "equivalence_high_pct": eq_high,
+        "models": len(a) + len(b),
+    }
+
+
+def essentials(h: dict, a: np.ndarray, b: np.ndarray) -> dict:
+    """What `outcomes` reads of one hypothesis on the seeds it used: the effect, the margin,
+    the TOST p and the seeds of each side."""
+    margin = h["margin"]
+    return {
+        "effect_pct": float(a.mean() - b.mean()) if len(a) and len(b) else np.nan,
+        "margin_pct": np.nan if margin is None else float(margin),
         "p_tost": np.nan if margin is None else tost_p(a, b, margin),
         "seeds_a": len(a),
         "seeds_b": len(b),
-        "models": len(a) + len(b),
     }
+
+
+def sequential_sides(params, scores: pd.DataFrame, replayed):
+    """Per declared hypothesis of a sequential run: (hypothesis, its replayed decision, a's and
+    b's scores on the seeds it had when decided or last tested)."""
+    seeds = list(params.study.seeds)
+    for h, d in zip(params.verdict.declared(), replayed.decisions.itertuples()):
+        a = sequential.per_seed(scores, h["a"], d.endpoint, seeds)[: d.seeds_a]
+        b = sequential.per_seed(scores, h["b"], d.endpoint, seeds)[: d.seeds_b]
+        yield h, d, a, b
 
 
 def equivalence(rows: list[dict], tested: list[bool], alpha: float) -> list[str | None]:
@@ -217,24 +236,9 @@ def outcomes(params, replayed, rows: list[dict], p: list[float] | None) -> list[
 
 
 def light_rows(params, scores: pd.DataFrame, replayed) -> list[dict]:
-    """Per hypothesis what `outcomes` reads of a sequential run (effect, margin, TOST p, seeds),
-    without the intervals: the fragility replays the outcomes once per dropped model."""
-    seeds, rows = list(params.study.seeds), []
-    for h, d in zip(params.verdict.declared(), replayed.decisions.itertuples()):
-        endpoint = names.endpoint_key(h)
-        a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
-        a, b = a[: d.seeds_a], b[: d.seeds_b]
-        margin = h["margin"]
-        rows.append(
-            {
-                "effect_pct": float(a.mean() - b.mean()) if len(a) and len(b) else np.nan,
-                "margin_pct": np.nan if margin is None else float(margin),
-                "p_tost": np.nan if margin is None else tost_p(a, b, margin),
-                "seeds_a": len(a),
-                "seeds_b": len(b),
-            }
-        )
-    return rows
+    """Per hypothesis what `outcomes` reads of a sequential run, without the intervals: the
+    fragility replays the outcomes once per dropped model."""
+    return [essentials(h, a, b) for h, _, a, b in sequential_sides(params, scores, replayed)]
 
 
 def fragility(params, scores: pd.DataFrame, found: list[str], used: list[set]) -> list[float]:
@@ -270,9 +274,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
     rows = []
     if params.verdict.sequential:
         replayed = replayed or sequential.replay(params, scores)
-        for h, d in zip(hypotheses, replayed.decisions.itertuples()):
-            a = sequential.per_seed(scores, h["a"], d.endpoint, seeds)[: d.seeds_a]
-            b = sequential.per_seed(scores, h["b"], d.endpoint, seeds)[: d.seeds_b]
+        for h, d, a, b in sequential_sides(params, scores, replayed):
             row = {**describe(h, a, b, sp), "p_value": np.nan, "p_holm": np.nan}
             if d.decision != sequential.CONTINUE:
                 row.update(stopped(h, d, a, b, params))
