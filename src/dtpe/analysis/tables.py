@@ -449,9 +449,9 @@ def fragile_drops(numbers: pd.DataFrame) -> list[str]:
     ]
 
 
-def z_margins(numbers: pd.DataFrame) -> list[str]:
+def z_margins(numbers: pd.DataFrame) -> pd.Series:
     """|z| − bound per decision, signed, the undefined mark in a fixed design."""
-    return [UNDEFINED if pd.isna(x) else f"{x:+.2f}" for x in numbers.z_margin]
+    return numbers.z_margin.map(lambda x: UNDEFINED if pd.isna(x) else f"{x:+.2f}")
 
 
 def decisions(params, stats_dir: Path) -> Table:
