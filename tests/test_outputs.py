@@ -75,6 +75,7 @@ METHODS = {
     "verdict": "No hypotheses declared: the primary family is every pair at every grid size.",
     "aggregates": "rliable's IQM and performance profile over the grids beyond training.",
     "alpha": 0.05,
+    "claim_alpha": 0.05,
     "confidence": 0.95,
     "floor_pct": FLOOR_PCT,
     "study_seeds": 3,

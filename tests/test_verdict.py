@@ -17,9 +17,10 @@ from dtpe.analysis import aggregates, design, group_sequential, sequential, verd
 SEEDS = list(range(101, 121))
 
 
-def confirm_raw(hypotheses=None, sequential_design=True) -> dict:
+def confirm_raw(hypotheses=None, sequential_design=True, split_alpha=False) -> dict:
     """The tiny params with four variants and 20 seeds, testing rope against the other three on
-    the mean over 10x10 and 12x12 in interims of 5."""
+    the mean over 10x10 and 12x12 in interims of 5; each kind of claim at the whole alpha (the
+    first confirmatory runs' rule) unless `split_alpha`."""
     raw = tiny_raw()
     raw["study"] = {"variants": ["rope", "learned", "sinusoidal", "nope"], "seeds": SEEDS}
     raw["stats"]["reference"] = "rope"
@@ -36,6 +37,7 @@ def confirm_raw(hypotheses=None, sequential_design=True) -> dict:
             if sequential_design
             else None
         ),
+        "split_alpha": split_alpha,
     }
     return raw
 
@@ -580,3 +582,52 @@ def test_a_sequential_design_states_its_boundaries_not_a_permutation_floor():
     assert text.startswith("The design is group-sequential") and "permutation test's" not in text
     assert f"{bounds[0]:.2f} at the first look and {bounds[-1]:.2f}" in text
     assert "4 looks, 5 more seeds per variant" in text and "O'Brien-Fleming" in text
+
+
+def test_the_simulated_rule_claims_as_the_decisions_table_equivalence_included():
+    """verdicts.simulate, which bench/sequential.py's error rates come from, gives each run the
+    outcome the decisions table's rule (verdicts.outcomes) gives its scores, equivalence within
+    the margin included."""
+    p = params.check(confirm_raw(split_alpha=True))
+    centres = np.array([10.0, 0.0, 4.0, 0.0])[:, None]
+    draws = centres + np.random.default_rng(4).normal(0.0, 6.0, (40, 4, 20))
+    simulated = verdicts.simulate(p, draws)
+    code = {"a > b": 1, "a < b": -1, "undecided": 0, "equivalent within ±10": verdicts.EQUIVALENT}
+    for run, decided in zip(draws, simulated):
+        scores = pd.DataFrame(
+            [
+                {"variant": v, "seed": s, "score_pct": run[i, j], "endpoint": "10+12"}
+                for i, v in enumerate(p.study.variants)
+                for j, s in enumerate(SEEDS)
+            ]
+        )
+        replayed = sequential.replay(p, scores)
+        rows = verdicts.light_rows(p, scores, replayed)
+        outcomes = verdicts.outcomes(p, replayed, rows, None)
+        assert [code[o] for o in outcomes] == decided.tolist()
+    assert {1, 0, verdicts.EQUIVALENT} <= set(simulated.ravel())  # every kind of claim is met
+
+
+def test_split_alpha_keeps_the_familys_claims_together_within_alpha():
+    """With one true gap at the margin (rope 10 points above the rest), the family's wrong
+    claims (a rejection between equal variants, or rope called equivalent to one 10 points
+    below) exceed alpha under the whole-alpha rule and stay within it when each kind of claim
+    spends alpha / 2, whose boundaries are the whole rule's at half the alpha."""
+    whole, split = (params.check(confirm_raw(split_alpha=s)) for s in (False, True))
+    assert whole.verdict.claim_alpha(0.05) == 0.05 and split.verdict.claim_alpha(0.05) == 0.025
+    halved = group_sequential.boundaries(4, 0.025 / 3, "obrien_fleming")
+    assert sequential.bounds(split) == pytest.approx(halved)
+    no_margin = confirm_raw(split_alpha=True)
+    for h in no_margin["verdict"]["hypotheses"]:
+        del h["margin"]  # no equivalence claimed: the rejections keep the whole alpha
+    assert params.check(no_margin).verdict.claim_alpha(0.05) == 0.05
+    centres = np.array([10.0, 0.0, 0.0, 0.0])[:, None]
+    draws = centres + np.random.default_rng(0).normal(0.0, 8.0, (20_000, 4, 20))
+    # rope's three hypotheses each carry the true gap: a wrong claim is equivalence or a < b
+    wrong = {
+        name: np.isin(verdicts.simulate(p, draws), (-1, verdicts.EQUIVALENT)).any(1).mean()
+        for name, p in (("whole", whole), ("split", split))
+    }
+    # 20,000 runs: a true rate of 0.05 exceeds 0.053 about 1 time in 1,000
+    assert wrong["whole"] > 0.053 and wrong["split"] <= 0.05
+

@@ -200,12 +200,22 @@ class Verdict:
     {from_sha256, why}: the sha256 of the overlay's content that it changed (what those models
     record, dtpe/preregistration.py) and why; `dtpe stats` refuses models that record any content
     but the overlay's now and these (its report prints them)"""
+    split_alpha: bool = True
+    """a declared family that claims equivalence as well as differences spends alpha / 2 on each
+    kind of claim (its rejections: the looks' boundaries or Holm; its equivalence tests), so that
+    all its claims together err at most alpha (bench/sequential.py); False: each kind at alpha,
+    the rule the first three confirmatory runs were decided under"""
 
     def declared(self) -> list[dict]:
         """The declared hypotheses, margin None where none is given; [] under all_pairs."""
         if self.hypotheses == ALL_PAIRS:
             return []
         return [{"margin": None, **h} for h in self.hypotheses]
+
+    def claim_alpha(self, alpha: float) -> float:
+        """The alpha each kind of claim spends, of the run's `alpha` (split_alpha)."""
+        both = any(h["margin"] is not None for h in self.declared())
+        return alpha / 2 if self.split_alpha and both else alpha
 
 
 ALL_PAIRS = "all_pairs"

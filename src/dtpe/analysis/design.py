@@ -1,7 +1,9 @@
 """Can the run's design reject at all? Checked from the params alone, before any training.
 
 The primary family's first rejection needs a p below alpha / m (Holm, m hypotheses), or, in a
-sequential run, below alpha / m at the cap at least (its spending leaves less to the cap). The
+sequential run, below alpha / m at the cap at least (its spending leaves less to the cap); alpha
+is what the rejections spend (verdict.claim_alpha: half the run's where the family's equivalence
+tests spend the other half). The
 exact permutation test over seed labels cannot give a p below 2 / C(n_a + n_b, n_a): with 5
 seeds per variant that is 0.0079, above Holm's 0.05 / 15 = 0.0033. A design whose floor is above
 its threshold reports "nothing significant" whatever the effect, so the check says so, with the
@@ -30,7 +32,7 @@ class Design:
     """the smallest two-sided p the exact permutation test over seed labels gives at `seeds`"""
     threshold: float
     """the p the family's first rejection needs: alpha / tests (Holm's first step; a sequential
-    run's Bonferroni share, of which its last look gets less)"""
+    run's Bonferroni share, of which its last look gets less), alpha the rejections'"""
     can_reject: bool
     seeds_needed: int
     """the fewest seeds per variant whose floor is below the threshold"""
@@ -54,7 +56,8 @@ class Design:
             return (
                 f"The design is group-sequential: each of the {self.tests} declared hypotheses "
                 f"is tested at {looks} looks, {self.seeds // looks} more seeds per variant at "
-                f"each (up to {self.seeds}), spending α / {self.tests} = {self.threshold:.2g} by "
+                f"each (up to {self.seeds}), spending {self.threshold * self.tests:g} / "
+                f"{self.tests} = {self.threshold:.2g} by "
                 f"{group_sequential.SPENDING_NAMES[self.spending]}'s function: |z| must reach "
                 f"{self.boundaries[0]:.2f} at the first look and {self.boundaries[-1]:.2f} at the "
                 "last. Its statistic is Welch's, not a permutation test, so no floor on p keeps "
@@ -93,7 +96,7 @@ def family_size(params) -> int:
 def check(params) -> Design:
     tests, alpha = family_size(params), params.stats.alpha
     seeds = len(params.study.seeds)
-    threshold = alpha / max(tests, 1)
+    threshold = params.verdict.claim_alpha(alpha) / max(tests, 1)
     needed = next(n for n in range(2, 10_000) if p_floor(n) <= threshold)
     seq = params.verdict.sequential
     bounds = tuple(float(c) for c in sequential.bounds(params)) if seq and tests else ()

@@ -121,14 +121,15 @@ def permutation_p(a: np.ndarray, b: np.ndarray, rng) -> tuple[float, float]:
 
 
 def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (NaN stays NaN and does not count)."""
+    """Holm's step-down adjusted p-values along the last axis, each row its own family (NaN
+    stays NaN and does not count): a simulation adjusts every run's family at once."""
     p = np.asarray(p_values, float)
-    out = np.full_like(p, np.nan)
-    defined = np.flatnonzero(~np.isnan(p))
-    order = defined[np.argsort(p[defined], kind="stable")]
-    m = len(order)
-    steps = (m - np.arange(m)) * p[order]
-    out[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+    order = np.argsort(p, axis=-1, kind="stable")  # NaN sorts last, so no step reads one
+    ranked = np.take_along_axis(p, order, -1)
+    m = (~np.isnan(p)).sum(-1, keepdims=True)
+    steps = np.minimum(1.0, np.maximum.accumulate((m - np.arange(p.shape[-1])) * ranked, -1))
+    out = np.empty_like(p)
+    np.put_along_axis(out, order, steps, -1)
     return out
 
 

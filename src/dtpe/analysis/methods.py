@@ -9,6 +9,13 @@ from dtpe.analysis.inference import MAX_EXACT_PERMUTATIONS, POWER
 
 def sentences(sp, verdict) -> dict:
     """The methods in one sentence each, for captions and the report."""
+    claim = verdict.claim_alpha(sp.alpha)
+    split = (
+        f" Each kind of claim spends α = {claim:g}, half the run's {sp.alpha:g}, so that the "
+        "family's rejections and equivalences together err at most that."
+        if claim != sp.alpha
+        else ""
+    )
     if verdict.sequential:
         decided = (
             "Each hypothesis compares two variants' per-seed success averaged over its grid "
@@ -16,12 +23,13 @@ def sentences(sp, verdict) -> dict:
             f"{verdict.sequential['seeds_per_interim']} (at most "
             f"{verdict.sequential['interims']}) by a group-sequential Welch test per hypothesis "
             f"with Lan-DeMets {SPENDING_NAMES[verdict.sequential['spending']]} spending of "
-            f"α = {sp.alpha:g} / the declared hypotheses (Bonferroni), boundaries computed from "
+            f"α = {claim:g} / the declared hypotheses (Bonferroni), boundaries computed from "
             "the design alone (analysis/group_sequential.py); a decided hypothesis stops, and a "
             "variant in no open hypothesis trains no more seeds. Estimates after a stop: stagewise "
             "median-unbiased, with its interval, beside the naive mean difference. Undecided at "
             "the cap: equivalent where Welch's two one-sided tests against the declared margin "
             "pass at α after Holm over the hypotheses tested for equivalence, else undecided."
+            + split
         )
     elif verdict.declared():
         decided = (
@@ -29,7 +37,7 @@ def sentences(sp, verdict) -> dict:
             "sizes: exact permutation test over seed labels, Holm over the declared family; "
             "not rejected: equivalent where Welch's two one-sided tests against the declared "
             "margin pass at α after Holm over the hypotheses tested for equivalence, else "
-            "undecided."
+            "undecided." + split
         )
     else:
         decided = "No hypotheses declared: the primary family is every pair at every grid size."
@@ -80,6 +88,7 @@ def sentences(sp, verdict) -> dict:
         ),
         "study_seeds": sp.study_seeds,
         "alpha": sp.alpha,
+        "claim_alpha": claim,
         "confidence": 1 - sp.alpha,
         "floor_pct": sp.floor_pct,
     }

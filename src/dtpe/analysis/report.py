@@ -238,11 +238,12 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
         return " ".join(lines)
     kind = "confirmatory" if params.verdict.confirmatory else "declared"
     sequential = params.verdict.sequential
+    alpha = methods["claim_alpha"]
     how = (
         f"seeds added in interims of {sequential['seeds_per_interim']} by a group-sequential "
-        f"test (at most {sequential['interims']}), family-wise error at α = {methods['alpha']:g}"
+        f"test (at most {sequential['interims']}), family-wise error at α = {alpha:g}"
         if sequential
-        else f"Holm over the declared family at α = {methods['alpha']:g}"
+        else f"Holm over the declared family at α = {alpha:g}"
     )
     lines.append(
         f"The run's {kind} hypotheses ({len(decisions)}; {how}; Table "

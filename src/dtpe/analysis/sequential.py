@@ -10,7 +10,9 @@ call replays every finished interim, and the interim that is not finished yet is
 Each hypothesis is one two-sided test at K = verdict.sequential.interims equally spaced looks:
 Welch's statistic on the seeds so far against the boundaries that the declared spending function
 gives (Lan-DeMets, verdict.sequential.spending) at alpha / m, m the declared hypotheses
-(Bonferroni), so the family-wise error stays at alpha across looks and hypotheses. The
+(Bonferroni), so the family-wise error stays at alpha across looks and hypotheses (alpha: what
+the rejections spend, half the run's where verdict.split_alpha gives the other half to the
+equivalence tests). The
 boundaries are a function of the design alone and the statistic of the scores alone: the same
 scores give the same decisions on any machine, with no random draw to hang on. A hypothesis
 whose |z| crosses its look's boundary is decided with the sign of the difference and stops.
@@ -113,9 +115,10 @@ class Replay:
 
 
 def bounds(params) -> tuple[float, ...]:
-    """The |z| each look of a sequential run must reach: its spending function at alpha / m."""
+    """The |z| each look of a sequential run must reach: its spending function at alpha / m,
+    alpha what its rejections spend (verdict.claim_alpha)."""
     seq = params.verdict.sequential
-    alpha = params.stats.alpha / len(params.verdict.declared())
+    alpha = params.verdict.claim_alpha(params.stats.alpha) / len(params.verdict.declared())
     return group_sequential.boundaries(seq["interims"], alpha, seq["spending"])
 
 

@@ -11,6 +11,8 @@ Either way:
 - equivalent within +-margin: not rejected, a margin declared, and the two one-sided Welch tests
   against -margin and +margin (TOST) pass at alpha after Holm over the hypotheses tested for
   equivalence, so the family's equivalence claims hold together as its difference claims do;
+  alpha is each kind of claim's (verdict.claim_alpha: half the run's under split_alpha, so that
+  the family's claims of both kinds together err at most the run's alpha);
 - undecided: not rejected and not shown equivalent (at the cap, in a sequential run);
 - open: a sequential run whose next interim still tests it.
 
@@ -102,26 +104,32 @@ def welch_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> tuple[flo
     return (diff, diff) if np.isnan(ci.low) else (float(ci.low), float(ci.high))
 
 
-def tost_p(a: np.ndarray, b: np.ndarray, margin: float) -> float:
+def tost_p(a: np.ndarray, b: np.ndarray, margin: float):
     """The p of the two one-sided Welch tests of |mean(a) - mean(b)| < margin (the larger of the
-    two: H0 a - b <= -margin, and H0 a - b >= margin)."""
-    if len(a) < 2 or len(b) < 2:
+    two: H0 a - b <= -margin, and H0 a - b >= margin), over the last axis (seeds), any leading
+    axes alike (a simulation's runs)."""
+    if a.shape[-1] < 2 or b.shape[-1] < 2:
         return np.nan
-    if a.var() == 0 and b.var() == 0:  # scipy's t is undefined: the difference is exact
-        return 0.0 if abs(a.mean() - b.mean()) < margin else 1.0
-    above = sps.ttest_ind(a + margin, b, equal_var=False, alternative="greater").pvalue
-    below = sps.ttest_ind(a - margin, b, equal_var=False, alternative="less").pvalue
-    return float(max(above, below))
+    # two constant samples: scipy's t is undefined, the difference is exact
+    exact = (a.var(-1) == 0) & (b.var(-1) == 0)
+    p = np.where(np.abs(a.mean(-1) - b.mean(-1)) < margin, 0.0, 1.0)
+    if not exact.all():
+        above = sps.ttest_ind(a + margin, b, equal_var=False, alternative="greater", axis=-1)
+        below = sps.ttest_ind(a - margin, b, equal_var=False, alternative="less", axis=-1)
+        p = np.where(exact, p, np.maximum(above.pvalue, below.pvalue))
+    return float(p) if p.ndim == 0 else p
 
 
-def describe(h: dict, a: np.ndarray, b: np.ndarray, sp) -> dict:
-    """The plain estimate and intervals of one hypothesis on the seeds it used."""
+def describe(h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float) -> dict:
+    """The plain estimate and intervals of one hypothesis on the seeds it used; its equivalence
+    interval the one its TOST at `claim_alpha` reads."""
     endpoint = names.endpoint_key(h)
     low, high = interval(
         a, b, 1 - sp.alpha, sp, cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint)
     )
     margin = h["margin"]
-    eq_low, eq_high = (np.nan, np.nan) if margin is None else welch_interval(a, b, 1 - 2 * sp.alpha)
+    level = 1 - 2 * claim_alpha
+    eq_low, eq_high = (np.nan, np.nan) if margin is None else welch_interval(a, b, level)
     core = essentials(h, a, b)
     return {
         "hypothesis": f"{h['a']} vs {h['b']} on {endpoint}",
@@ -213,7 +221,7 @@ def permutation_ps(params, scores: pd.DataFrame, seed: int) -> list[float]:
 def outcomes(params, replayed, rows: list[dict], p: list[float] | None) -> list[str]:
     """Each hypothesis's outcome: from the replay's decisions in a sequential run, from the
     permutation ps `p` in a fixed one; then equivalence where not rejected."""
-    hypotheses, alpha = params.verdict.declared(), params.stats.alpha
+    hypotheses, alpha = params.verdict.declared(), params.verdict.claim_alpha(params.stats.alpha)
     if params.verdict.sequential:
         ends = [d.decision != sequential.CONTINUE for d in replayed.decisions.itertuples()]
         found = [
@@ -233,6 +241,25 @@ def outcomes(params, replayed, rows: list[dict], p: list[float] | None) -> list[
         ("a > b" if r["effect_pct"] > 0 else "a < b") if rej else e or UNDECIDED
         for r, rej, e in zip(rows, rejected, equal)
     ]
+
+
+EQUIVALENT = 2
+
+
+def simulate(params, draws: np.ndarray) -> np.ndarray:
+    """A sequential design's outcomes (runs, hypotheses) on simulated per-seed scores `draws`
+    (runs, study.variants, study.seeds in order), as `outcomes` decides them: +1 a > b, -1 a < b
+    (sequential.simulate), EQUIVALENT where not rejected at the cap, a margin declared and the
+    Holm-adjusted TOST on the cap's seeds passes, 0 undecided."""
+    found = sequential.simulate(params, draws)
+    variants = list(params.study.variants)
+    p = np.full(found.shape, np.nan)
+    for i, h in enumerate(params.verdict.declared()):
+        if h["margin"] is not None:
+            a, b = (draws[:, variants.index(h[side])] for side in "ab")
+            p[:, i] = np.where(found[:, i] == 0, tost_p(a, b, h["margin"]), np.nan)
+    alpha = params.verdict.claim_alpha(params.stats.alpha)
+    return np.where(holm(p) < alpha, EQUIVALENT, found)
 
 
 def light_rows(params, scores: pd.DataFrame, replayed) -> list[dict]:
@@ -268,6 +295,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
     (sequential.replay; replayed here when not given); each row with the run's preregistration
     where it is confirmatory (preregistration.verify)."""
     hypotheses, sp = params.verdict.declared(), params.stats
+    claim_alpha = params.verdict.claim_alpha(sp.alpha)
     if not hypotheses:
         return pd.DataFrame(columns=COLUMNS)
     seeds = list(params.study.seeds)
@@ -275,7 +303,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
     if params.verdict.sequential:
         replayed = replayed or sequential.replay(params, scores)
         for h, d, a, b in sequential_sides(params, scores, replayed):
-            row = {**describe(h, a, b, sp), "p_value": np.nan, "p_holm": np.nan}
+            row = {**describe(h, a, b, sp, claim_alpha), "p_value": np.nan, "p_holm": np.nan}
             if d.decision != sequential.CONTINUE:
                 row.update(stopped(h, d, a, b, params))
             rows.append({**row, "interim": d.interim})
@@ -283,7 +311,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
         for h in hypotheses:
             endpoint = names.endpoint_key(h)
             a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
-            rows.append({**describe(h, a, b, sp), "interim": np.nan})
+            rows.append({**describe(h, a, b, sp, claim_alpha), "interim": np.nan})
     p, again = None, []
     if not params.verdict.sequential:
         p = permutation_ps(params, scores, sp.seed)
