@@ -2,7 +2,10 @@
 run is the stats step's real output on tests/test_stats.py's synthetic sweeps, one run with three
 seeds and one with two, so that their numbers differ."""
 
+import copy
+import json
 import math
+import shutil
 
 import pandas as pd
 import pytest
@@ -142,14 +145,16 @@ def test_a_run_from_before_the_variant_column_is_named(runs, tmp_path):
         compare.read([runs["three"], old], ["three", "old"])
 
 
-def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(runs, tmp_path):
-    import json
-    import shutil
-
+def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(
+    runs, tmp_path, tiny_raw_params, tiny_data
+):
     from dtpe.analysis import verdicts
 
-    confirm = tmp_path / "confirm"
-    shutil.copytree(runs["three"], confirm)
+    confirm, two = tmp_path / "confirm", tmp_path / "two"
+    for folder, source in [(confirm, runs["three"]), (two, runs["two"])]:
+        shutil.copytree(source, folder)
+        shutil.copytree(tiny_data, folder / "data")  # the layouts each run shares, by content
+        (folder / "results" / "params.json").write_text(json.dumps(tiny_raw_params))
     stats_dir = confirm / "results" / "stats"
     design = json.loads((stats_dir / "design.json").read_text())
     (stats_dir / "design.json").write_text(json.dumps({**design, "confirmatory": True}))
@@ -166,7 +171,7 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(r
     ]
     pd.DataFrame(rows, columns=verdicts.COLUMNS).to_csv(stats_dir / "decisions.csv", index=False)
     out = tmp_path / "compare"
-    args = ["--runs", str(runs["two"]), str(confirm), "--labels", "two", "confirm"]
+    args = ["--runs", str(two), str(confirm), "--labels", "two", "confirm"]
     assert cli.main(["compare", *args, "--out", str(out)]) == 0
     table = pd.read_csv(out / "verdicts.csv")
     assert list(table.run) == ["confirm", "confirm"]  # the exploratory run decides nothing
@@ -176,8 +181,48 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(r
     first = [c.strip() for c in shown.splitlines()[4].strip("|").split("|")]
     assert first[2:6] == ["rope vs learned", "10, 12", "a > b", "+9.5 [+5.5, +13.5]"]
     assert first[-1] == "recorded: overlay at `eeeeeee` (sha256 `ffffffffffff`), its content now"
+    assert (
+        first[-2].startswith("two: train ") and "endpoint 6/6 (6)" in first[-2]
+    )  # 10 of 10+12 is a suite
+    assert pd.read_csv(out / "shared_layouts.csv").other.unique().tolist() == ["two"]
     # a confirmatory run's decisions from before the preregistration columns: rerun its stats
     decided = pd.read_csv(stats_dir / "decisions.csv")
     decided.drop(columns=["overlay_commit"]).to_csv(stats_dir / "decisions.csv", index=False)
     with pytest.raises(ValueError, match=r"decisions.csv lacks the columns \['overlay_commit'\]"):
         compare.leaderboard([confirm], ["confirm"])
+
+
+def test_shared_layouts_are_counted_by_content_and_shown_beside_each_verdict(
+    runs, tmp_path, tiny_raw_params, tiny_data
+):
+    """Two runs on one data seed share every training layout; a run on another suite seed shares
+    none of its suite layouts by content, though ids repeat (each generator numbers from 0), and
+    its grids alone are counted apart from the starts. The confirmatory run's verdicts carry it."""
+    from dtpe import params
+    from dtpe.analysis import shared_layouts
+    from dtpe.steps import dataset
+
+    other_suites = copy.deepcopy(tiny_raw_params)
+    other_suites["data"]["suite_seed"] += 1
+    folders = {}
+    for label, data in [("confirm", tiny_data), ("same", tiny_data), ("fresh", None)]:
+        folder = tmp_path / label
+        shutil.copytree(runs["three"], folder)
+        (folder / "results" / "params.json").write_text(json.dumps(tiny_raw_params))
+        if data is None:
+            dataset.build(params.check(other_suites), folder / "data")
+        else:
+            shutil.copytree(data, folder / "data")
+        folders[label] = folder
+    table = shared_layouts.count(folders, ["confirm"])
+    assert set(table.other) == {"same", "fresh"} and (table.run == "confirm").all()
+    same = table[table.other == "same"]
+    assert (same.shared == same.layouts).all() and (same.shared_grid == same.layouts).all()
+    fresh = table[(table.other == "fresh") & (table.part == "suite")]
+    assert (fresh.shared == 0).all() and (fresh.layouts == 6).all()
+    assert (fresh.shared_grid >= fresh.shared).all()
+    fresh_train = table[(table.other == "fresh") & (table.part == "train")].iloc[0]
+    assert fresh_train.shared == fresh_train.layouts  # the data seed is the same
+    cell = shared_layouts.summary(table, "confirm", [10])
+    assert cell.startswith(f"same: train {same.layouts.iloc[0]}/{same.layouts.iloc[0]}")
+    assert "endpoint 6/6 (6)" in cell and "fresh: train" in cell and "endpoint 0/6" in cell

@@ -630,4 +630,3 @@ def test_split_alpha_keeps_the_familys_claims_together_within_alpha():
     }
     # 20,000 runs: a true rate of 0.05 exceeds 0.053 about 1 time in 1,000
     assert wrong["whole"] > 0.053 and wrong["split"] <= 0.05
-

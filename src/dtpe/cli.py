@@ -329,9 +329,10 @@ def cmd_compare(args, params):
 
     table, confidence = compare.read(args.runs, args.labels)  # all of it, before writing
     decided = compare.leaderboard(args.runs, args.labels)
+    shared = compare.shared(args.runs, args.labels, decided)
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
-        paths = compare.write(table, confidence, decided, tmp)
+        paths = compare.write(table, confidence, decided, shared, tmp)
     print(f"compare {', '.join(args.labels)}: " + ", ".join(p.name for p in paths))
 
 

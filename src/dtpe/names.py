@@ -37,3 +37,8 @@ def endpoint_key(h: dict) -> str:
     if h.get("minus"):
         key += "-" + "+".join(str(g) for g in sorted(h["minus"]))
     return key
+
+
+def endpoint_grids(key: str) -> list[int]:
+    """The grid sizes an endpoint named by endpoint_key averages over."""
+    return [int(g) for g in key.split("-")[0].split("@")[0].split("+")]

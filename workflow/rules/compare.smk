@@ -9,6 +9,12 @@ COMPARE_RUNS = config.get("compare_runs", {"default": ".", "protocol": "runs/pro
 rule compare:
     input:
         stats=[os.path.normpath(os.path.join(run, "results/stats")) for run in COMPARE_RUNS.values()],
+        # the layouts a confirmatory run shares with the others of its world, by content
+        data=[os.path.normpath(os.path.join(run, "data")) for run in COMPARE_RUNS.values()],
+        validated=[
+            os.path.normpath(os.path.join(run, "results/params.json"))
+            for run in COMPARE_RUNS.values()
+        ],
         code=code("compare"),
     output:
         directory("results/compare"),

@@ -9,7 +9,9 @@ Outputs in out_dir: compare.csv (one row per run, grid size and variant or pair)
 (the same, a column per run) and compare.png (per grid size, each pair's difference with its
 interval, one colour and marker per run, for the pairs two or more runs have); verdicts.csv
 and verdicts.md, the benchmark's leaderboard: every declared hypothesis of every confirmatory
-run among them, one row each, as its decisions.csv has it (verdicts.py).
+run among them, one row each, as its decisions.csv has it (verdicts.py), and beside each the
+layouts its run shares with the other runs of its world (shared_layouts.csv, counted by content
+from each run's data/ by analysis/shared_layouts.py).
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from dtpe import preregistration
-from dtpe.analysis import tables, verdicts
+from dtpe import names, preregistration
+from dtpe.analysis import shared_layouts, tables, verdicts
 
 NEEDED = {
     "success_by_grid.csv": {
@@ -125,7 +127,20 @@ def leaderboard(runs: list[Path], labels: list[str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
-def leaderboard_markdown(table: pd.DataFrame) -> str:
+def shared(runs: list[Path], labels: list[str], decided: pd.DataFrame) -> pd.DataFrame:
+    """shared_layouts.csv: each confirmatory run among `runs` against every other of its world
+    (the world as each run's design.json names it, so only those runs' data is read)."""
+    confirmatory = list(dict.fromkeys(decided.run))
+    worlds = set(decided.world)
+    chosen = {
+        label: Path(run)
+        for run, label in zip(runs, labels)
+        if json.loads((stats_dir(run) / "design.json").read_text())["world"] in worlds
+    }
+    return shared_layouts.count(chosen, confirmatory)
+
+
+def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
     shown = pd.DataFrame(
         {
             "World": table.world,
@@ -142,6 +157,10 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
             "Stable": table.stable.map(lambda x: f"{x:.2f}"),
             "Fragile drops": tables.fragile_drops(table),
             "|z| − bound": tables.z_margins(table),
+            "Shared layouts": [
+                shared_layouts.summary(shared, run, names.endpoint_grids(endpoint))
+                for run, endpoint in zip(table.run, table.endpoint)
+            ],
             "Preregistration": [preregistration.describe(row) for _, row in table.iterrows()],
         }
     )
@@ -151,7 +170,10 @@ def leaderboard_markdown(table: pd.DataFrame) -> str:
         "the difference of per-seed success averaged over the grids, in points, with its "
         "interval at the run's confidence; stagewise median-unbiased where a sequential test "
         "stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
-        f"verdict. {tables.FRAGILITY} Preregistration: the commit and content (sha256) of the "
+        f"verdict. {tables.FRAGILITY} Shared layouts: per other run of the world that shares "
+        "any, the run's training layouts and its endpoint's played suite layouts that it holds "
+        "too, by content (grid, start and heading), and in brackets by grid alone "
+        "(shared_layouts.csv per size). Preregistration: the commit and content (sha256) of the "
         "run's params overlay that its models record having been trained under; a run made "
         "before models kept that record has only git's order of commits to show."
     )
@@ -195,9 +217,14 @@ def numbers(stats: Path, label: str) -> pd.DataFrame:
 
 
 def write(
-    table: pd.DataFrame, confidence: dict[str, float], decided: pd.DataFrame, out_dir: Path
+    table: pd.DataFrame,
+    confidence: dict[str, float],
+    decided: pd.DataFrame,
+    shared: pd.DataFrame,
+    out_dir: Path,
 ) -> list[Path]:
-    """compare.csv, .md and .png and verdicts.csv and .md in out_dir; returns them."""
+    """compare.csv, .md and .png, verdicts.csv and .md and shared_layouts.csv in out_dir;
+    returns them."""
     out_dir = Path(out_dir)
     paths = [out_dir / f"compare.{ext}" for ext in ("csv", "md", "png")]
     table.to_csv(paths[0], index=False)
@@ -206,7 +233,9 @@ def write(
     figure(table, confidence).savefig(paths[2], dpi=150, metadata={"Software": None})
     paths += [out_dir / "verdicts.csv", out_dir / "verdicts.md"]
     decided.to_csv(paths[3], index=False)
-    paths[4].write_text(leaderboard_markdown(decided))
+    paths[4].write_text(leaderboard_markdown(decided, shared))
+    paths.append(out_dir / "shared_layouts.csv")
+    shared.to_csv(paths[5], index=False)
     return paths
 
 

@@ -161,16 +161,22 @@ def load(path: Path) -> dict:
         raise DataError(f"data file {path} is corrupt or truncated: {e}") from e
 
 
-def world_of(data_dir: Path, env):
-    """The world of params `env`, once data folder `data_dir` is known to hold its layouts (its
-    summary.json names the world): a DataError naming both if it holds another world's."""
+def recorded_world(data_dir: Path) -> str | None:
+    """The world data folder `data_dir` holds, as its summary.json names it."""
     summary = Path(data_dir) / "summary.json"
     if not summary.is_file():
         raise DataError(f"data file {summary} is missing: run `dtpe data` first")
     try:
-        recorded = json.loads(summary.read_text()).get("world")
+        return json.loads(summary.read_text()).get("world")
     except (json.JSONDecodeError, AttributeError) as e:
         raise DataError(f"{summary} is corrupt: {e}") from e
+
+
+def world_of(data_dir: Path, env):
+    """The world of params `env`, once data folder `data_dir` is known to hold its layouts (its
+    summary.json names the world): a DataError naming both if it holds another world's."""
+    summary = Path(data_dir) / "summary.json"
+    recorded = recorded_world(data_dir)
     if recorded != env.world:
         raise DataError(
             f"data folder {data_dir} holds {recorded or 'unnamed'} layouts ({summary}), but the "
