@@ -3,7 +3,8 @@ Snakemake and DVC each build everything; an evaluation-only change reruns evalua
 follows but no training, in both; DVC adopts Snakemake's outputs; and a fresh clone that pulls
 the cached results from a local DVC remote is accepted by Snakemake as complete. On a project
 that DVC built once: adding a variant plans only its models' jobs and the aggregate ones, and
-an invalid param stops both tools before any output is touched."""
+an invalid param stops both tools before any output is touched. Those build for minutes (marked
+slow); the first test plans the same wiring in seconds, so the fast suite runs it too."""
 
 import hashlib
 import json
@@ -32,8 +33,6 @@ TOOL_ENV = {
     "DVC_NO_ANALYTICS": "1",
 }
 PROJECT = ["Snakefile", "dvc.yaml", ".dvcignore", ".gitignore", "workflow", "src"]
-
-pytestmark = pytest.mark.slow
 
 
 def run(cwd, *cmd, check=True):
@@ -105,6 +104,23 @@ def dvc_ran(output: str) -> set:
     }
 
 
+def test_a_fresh_project_plans_every_declared_step_in_both_tools(tmp_path):
+    """The tiny project as the slow tests build it, only planned: Snakemake would run every
+    step of the declaration (a model's once per model), and DVC reports every stage, a model's
+    per variant and seed, as not yet built."""
+    project = make_project(tmp_path / "project", e2e_params())
+    declared = {step.name for step in pipeline.STEPS}
+    assert planned_rules(project) == declared | {"all"}
+    stages = set(json.loads(run(project, "dvc", "status", "--json").stdout))
+    per_model = {s.name for s in pipeline.STEPS if s.per_model}
+    expected = {
+        f"{name}@{v}-1" if name in per_model else name
+        for name in declared
+        for v in ("learned", "rope")
+    }
+    assert stages == expected
+
+
 OUTPUTS = [
     "figures/REPORT.md",
     "figures/fig3_success_by_grid.png",
@@ -117,6 +133,7 @@ OUTPUTS = [
 ]
 
 
+@pytest.mark.slow
 def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
     project = make_project(tmp_path / "project", e2e_params())
     run(project, "snakemake", "--cores", "2")
@@ -174,6 +191,7 @@ def built_copy(dvc_built, tmp_path: Path) -> Path:
     return project
 
 
+@pytest.mark.slow
 def test_dvc_repro_builds_everything_and_reruns_only_evaluation(dvc_built, tmp_path):
     project, first = built_copy(dvc_built, tmp_path), dvc_built[1]
     assert {
@@ -211,6 +229,7 @@ def snakemake_planned_models(path: Path) -> dict:
     return planned
 
 
+@pytest.mark.slow
 def test_new_encoding_plans_only_its_models(dvc_built, tmp_path):
     project = built_copy(dvc_built, tmp_path)
     seeds = e2e_params()["study"]["seeds"]
@@ -226,6 +245,7 @@ def test_new_encoding_plans_only_its_models(dvc_built, tmp_path):
     assert expected <= changed and changed - expected <= AGGREGATE, changed
 
 
+@pytest.mark.slow
 def test_editing_one_worlds_colours_plans_no_job_of_another(dvc_built, tmp_path):
     """A world's code reruns its own runs only (world/catalog.py's files): after DoorKey's colours
     change, the maze project is complete in both tools; after the maze's, its models train again."""
@@ -249,6 +269,7 @@ def tracked_outputs(path: Path) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_invalid_param_touches_no_output(dvc_built, tmp_path):
     project = built_copy(dvc_built, tmp_path)
     before = tracked_outputs(project)
@@ -265,6 +286,7 @@ def test_invalid_param_touches_no_output(dvc_built, tmp_path):
         assert tracked_outputs(project) == before, tool
 
 
+@pytest.mark.slow
 def test_bad_params_stop_before_any_job(tmp_path):
     raw = e2e_params()
     raw["study"]["variants"] = ["rope", "alibi-typo"]
@@ -293,6 +315,7 @@ def pushed_and_cloned(project: Path, run_dir: str, clone: Path, overlay: list) -
     return clone
 
 
+@pytest.mark.slow
 def test_a_doorkey_run_goes_through_snakemake_and_dvc(tmp_path):
     """A tiny DoorKey run as the README gives it, an overlay in runs/<run>: Snakemake builds it
     all, DVC tracks its data and models (`dvc add`, as a run's are), a clone pulls them back from
@@ -319,6 +342,7 @@ def test_a_doorkey_run_goes_through_snakemake_and_dvc(tmp_path):
     assert "Nothing to be done" in out, out[-2000:]
 
 
+@pytest.mark.slow
 def test_a_sequential_run_adds_its_seeds_interim_by_interim(tmp_path):
     """A tiny sequential run (params `verdict.sequential`): each call of the one command trains
     the next interim's models only and recomputes the decisions from every evaluation so far;

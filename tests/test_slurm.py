@@ -6,7 +6,7 @@ completion; then `snakemake -n` has nothing left to do.
 Needs root (the daemons, and /etc/slurm/slurm.conf: the plugin's job step drops SLURM_CONF, so the
 config must sit at the default path; whatever was there is put back). SLURM comes from the Debian
 packages slurm-wlm and munge, installed here with apt-get when missing; where that is impossible
-the test is skipped, saying why."""
+the test is skipped, saying why. The profile's resources are read from a dry run, fast."""
 
 import os
 import re
@@ -22,7 +22,6 @@ import yaml
 from conftest import ROOT
 from test_pipeline import OUTPUTS, TOOL_ENV, e2e_params, make_project, planned_rules
 
-pytestmark = pytest.mark.slow
 
 PROFILE = "workflow/profiles/slurm"
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
@@ -265,11 +264,13 @@ def test_profile_asks_a_gpu_for_training_only_and_scales_it_with_the_model():
         assert int(study["train"][resource]) > int(default["train"][resource]), resource
 
 
+@pytest.mark.slow
 def test_srun_runs_on_the_cluster(slurm_cluster):
     done = slurm("srun", "--partition", slurm_cluster, "--ntasks", "1", "hostname", timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == socket.gethostname().split(".")[0], done
 
 
+@pytest.mark.slow
 def test_tiny_project_runs_through_the_slurm_executor(slurm_cluster, tmp_path):
     project = make_project(tmp_path / "project", e2e_params())
     # The profile as shipped, but no GPU (the node has none; this --set-resources replaces the
