@@ -19,17 +19,5 @@ include: "workflow/rules/compare.smk"
 
 rule all:
     input:
-        "figures/REPORT.md",
-        FIGURES,
-        EXPLORER,
-        "results/stats",
-        "results/params.json",
-        # every model's own outputs, named: a sequential run's next interim adds models to the
-        # existing results/stats' inputs, which Snakemake would otherwise leave unbuilt
-        expand(
-            "results/eval/{sweep}/{model}.csv",
-            sweep=["test", "grid", "context", "seen"],
-            model=MODELS,
-        ),
-        expand("results/attention/{model}.json", model=MODELS),
+        pipeline.targets(MODEL_PAIRS, WORLD),
     default_target: True

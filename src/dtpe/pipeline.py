@@ -92,6 +92,21 @@ def figures(ext: str = "") -> tuple[str, ...]:
 
 
 EXPLORER = ("figures/explorer.html", "figures/embeddings.png", "figures/episodes")
+
+
+def targets(models: list[tuple[str, int]], world: str) -> list[str]:
+    """Every output of the run: each step's, a model's step's once per model of `models`
+    ((variant, seed) pairs), `{world}` filled in. Snakemake's `all` asks for them by name: a
+    sequential run's next interim adds models to the inputs of existing aggregate outputs, which
+    Snakemake would otherwise leave unbuilt."""
+    paths = []
+    for step in STEPS:
+        for out in step.outputs:
+            if step.per_model:
+                paths += [out.path.format(variant=v, seed=s) for v, s in models]
+            else:
+                paths.append(out.path.format(world=world) if "{world}" in out.path else out.path)
+    return paths
 # one model's flags: the model, its seed, its threads, the data
 _ONE = "--variant {variant} --seed {seed}"
 # what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the

@@ -46,20 +46,19 @@ config["env"] = {**config["env"], "options": config["worlds"].get(config["env"][
 
 VARIANTS = config["study"]["variants"]
 SEEDS = config["study"]["seeds"]
-MODELS = expand("{variant}_s{seed}", variant=VARIANTS, seed=SEEDS)
+MODEL_PAIRS = [(variant, seed) for variant in VARIANTS for seed in SEEDS]
 if config["verdict"]["sequential"]:
-    # Seeds come in interims: the models of the finished interims and of the next one, replayed
-    # by AdaStop from the evaluations this run has (dtpe/analysis/sequential.py). Each call runs
-    # one interim; the next call plans the one after it from the new scores.
+    # Seeds come in interims: the models of the finished interims and of the next one, the
+    # group-sequential test replayed from the evaluations this run has
+    # (dtpe/analysis/sequential.py). Each call runs one interim; the next plans the one after it.
     from dtpe.analysis.sequential import plan as sequential_plan
 
     SEQUENTIAL = sequential_plan(load_params(PARAMS), "results/eval")
-    MODELS = [f"{variant}_s{seed}" for variant, seed in SEQUENTIAL.wanted]
+    MODEL_PAIRS = SEQUENTIAL.wanted
     print(SEQUENTIAL.summary(), file=sys.stderr)
+MODELS = [f"{variant}_s{seed}" for variant, seed in MODEL_PAIRS]
 THREADS = config["compute"]["threads"]
 WORLD = config["env"]["world"]
-FIGURES = [f.format(world=WORLD) for f in pipeline.figures()]
-EXPLORER = list(pipeline.EXPLORER)
 
 
 def code(step):
