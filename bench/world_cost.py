@@ -1,13 +1,14 @@
-"""A memory model against a maze model (issue 50): core seconds of each step one model takes
-through the CLI, data, train, evaluate (every suite at every context of evaluate.contexts) and
-reach (its ladder), for params-memory.yaml and for the maze default (params.yaml), in the same
-run on the same machine. Both train rope at seed 42, at their own full epochs by default
-(an under-trained memory model wanders to MiniGrid's cap of 5 N^2 steps and would make its
+"""A model of another world against a maze model (issues 50 and 60): core seconds of each step
+one model takes through the CLI, data, train, evaluate (every suite at every context of
+evaluate.contexts: the T-Maze's whole-episode context included), reach (its ladder), seen and
+attention, for the world's params file and for the maze default (params.yaml), in the same run on
+the same machine. Both train rope at seed 42, at their own full epochs by default (an
+under-trained memory model wanders to MiniGrid's cap of 5 N^2 steps and would make its
 evaluation look dearer than a trained one's). Core time is the children's user + system CPU time,
-one thread each, as bench/e2e.py counts it; the figure is model steps (train + evaluate + reach)
-per core-hour and the memory model's cost as a multiple of the maze model's.
+one thread each, as bench/e2e.py counts it; the figure is models (every per-model step) per
+core-hour and the world's model cost as a multiple of the maze model's.
 
-Usage: python bench/memory.py [--fraction 1.0]
+Usage: python bench/world_cost.py [--world memory|tmaze] [--fraction 1.0]
 Prints figures, then one JSON line."""
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from e2e import children_cpu, run_cli  # noqa: E402
 
 from dtpe import params as params_mod  # noqa: E402
 
-WORLDS = {"memory": "params-memory.yaml", "maze": "params.yaml"}
+WORLDS = {"memory": "params-memory.yaml", "tmaze": "params-tmaze.yaml", "maze": "params.yaml"}
+MODEL_STEPS = ("train", "evaluate", "reach", "seen", "attention")
 VARIANT, SEED = "rope", 42
 
 
@@ -54,6 +56,9 @@ def one_model(params_file: str, fraction: float) -> dict:
             + ["--out-test", str(work / "test.csv"), "--out-context", str(work / "ctx.csv")],
             "reach": ["reach", *common, "--model", str(model), "--grid", str(grid)]
             + ["--out", str(work / "reach.csv")],
+            "seen": ["seen", *common, "--model", str(model), "--out", str(work / "seen.csv")],
+            "attention": ["attention", *common, "--model", str(model)]
+            + ["--out", str(work / "attention.json")],
         }
         seconds = {}
         for step, args in steps.items():
@@ -61,7 +66,7 @@ def one_model(params_file: str, fraction: float) -> dict:
             run_cli(ROOT, args)
             seconds[step] = children_cpu() - started
     seconds["train"] *= full / raw["train"]["epochs"]
-    model_s = seconds["train"] + seconds["evaluate"] + seconds["reach"]
+    model_s = sum(seconds[step] for step in MODEL_STEPS)
     return {
         "epochs": full,
         "core_s": seconds,
@@ -72,20 +77,20 @@ def one_model(params_file: str, fraction: float) -> dict:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--world", choices=[w for w in WORLDS if w != "maze"], default="memory")
     ap.add_argument("--fraction", type=float, default=1.0, help="share of the epochs trained")
     args = ap.parse_args()
-    result = {"bench": "memory", "fraction": args.fraction, "variant": VARIANT}
-    for world, params_file in WORLDS.items():
-        r = result[world] = one_model(params_file, args.fraction)
-        s = r["core_s"]
+    result = {"bench": "world_cost", "fraction": args.fraction, "variant": VARIANT}
+    for world in (args.world, "maze"):
+        r = result[world] = one_model(WORLDS[world], args.fraction)
+        steps = ", ".join(f"{step} {s:.0f}" for step, s in r["core_s"].items())
         print(
-            f"{world:7s} ({params_file}, {r['epochs']} epochs): data {s['data']:.0f}, train "
-            f"{s['train']:.0f}, evaluate {s['evaluate']:.0f}, reach {s['reach']:.0f} core-s; "
+            f"{world:7s} ({WORLDS[world]}, {r['epochs']} epochs): {steps} core-s; "
             f"{r['models_per_core_hour']:.1f} models per core-hour"
         )
-    ratio = result["memory"]["model_core_s"] / result["maze"]["model_core_s"]
-    result["cost_ratio_memory_over_maze"] = ratio
-    print(f"a memory model costs {ratio:.2f}x a maze model (train + evaluate + reach)")
+    ratio = result[args.world]["model_core_s"] / result["maze"]["model_core_s"]
+    result[f"cost_ratio_{args.world}_over_maze"] = ratio
+    print(f"a {args.world} model costs {ratio:.2f}x a maze model ({', '.join(MODEL_STEPS)})")
     print(json.dumps(result))
 
 
