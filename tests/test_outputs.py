@@ -1096,3 +1096,29 @@ def test_a_one_variant_run_is_analysed_without_comparisons(tmp_path):
     )
     caption = (results / "tables" / "comparisons.md").read_text().splitlines()[0]
     assert caption == "One variant: no pair of variants to compare."
+
+
+def test_the_attention_figure_wraps_many_variants_into_rows():
+    """Figure 4 of a 21-variant run (the T-Maze's) in rows of at most figures.ATTENTION_COLUMNS
+    panels, every variant's map and the milestone panel kept; three variants stay in one row."""
+    rng = np.random.default_rng(0)
+
+    def maps(names):
+        return {
+            v: {"distance_decay": rng.random(9), "heatmap": rng.random((9, 9)), "seeds": 2}
+            for v in names
+        }
+
+    many = [f"v{i}" for i in range(21)]
+    milestone = pd.DataFrame(
+        {"variant": many[:2], "grid_size": [16, 16], "weight_mean": [0.5, 0.2]}
+    ).assign(uniform_mean=0.01)
+    colours = dict(zip(many, itertools.cycle(["C0", "C1"])))
+    fig = figures.attention(maps(many), colours, milestone)
+    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    assert len(panels) == 1 + 21 + 1
+    rows, columns = panels[0].get_subplotspec().get_geometry()[:2]
+    assert (rows, columns) == (4, figures.ATTENTION_COLUMNS)  # 23 panels
+    assert {ax.get_title().split(" (")[0] for ax in panels} >= set(many)
+    few = figures.attention(maps(many[:3]), colours, milestone.iloc[:0])
+    assert few.axes[0].get_subplotspec().get_geometry()[:2] == (1, 4)

@@ -22,7 +22,6 @@ import yaml
 from conftest import ROOT
 from test_pipeline import OUTPUTS, TOOL_ENV, e2e_params, make_project, planned_rules
 
-
 PROFILE = "workflow/profiles/slurm"
 SLURM_CONF = Path("/etc/slurm/slurm.conf")
 SBIN = os.pathsep.join(["/usr/sbin", "/sbin", "/usr/bin", "/bin"])

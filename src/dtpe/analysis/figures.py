@@ -206,14 +206,24 @@ def success_by_grid(table: pd.DataFrame, colours: dict, methods: dict) -> Figure
     return fig
 
 
+ATTENTION_COLUMNS = 6
+"""Figure 4's panels per row"""
+
+
 def attention(maps: dict[str, dict], colours: dict, milestone: pd.DataFrame) -> Figure:
     """Figure 4: distance decay per variant (left), one mean attention map per variant, as the
     stats stage averaged them over seeds, and, where the run measures it, the strongest head's
     weight on the milestone against the suite size (right)."""
     variants = [e for e in colours if e in maps]
     panels = 1 + len(variants) + bool(len(milestone))
-    fig = Figure(figsize=(4.5 * panels, 4.2), layout="constrained")
-    decay_ax, *heat_axes = fig.subplots(1, panels)
+    # rows of at most ATTENTION_COLUMNS panels: a run of 21 variants in one row is unreadable
+    columns = min(panels, ATTENTION_COLUMNS)
+    rows = -(-panels // columns)
+    fig = Figure(figsize=(4.5 * columns, 4.2 * rows), layout="constrained")
+    grid = fig.subplots(rows, columns, squeeze=False).ravel()
+    for unused in grid[panels:]:
+        unused.remove()
+    decay_ax, *heat_axes = grid[:panels]
     if len(milestone):
         milestone_ax = heat_axes.pop()
         for variant, rows in milestone.groupby("variant", sort=False):
