@@ -107,6 +107,8 @@ def targets(models: list[tuple[str, int]], world: str) -> list[str]:
             else:
                 paths.append(out.path.format(world=world) if "{world}" in out.path else out.path)
     return paths
+
+
 # one model's flags: the model, its seed, its threads, the data
 _ONE = "--variant {variant} --seed {seed}"
 # what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
