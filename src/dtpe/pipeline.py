@@ -8,7 +8,8 @@ Placeholders, filled by each tool in its own syntax: in paths `{variant}` and `{
 model's), `{model}` (every model of the run: Snakemake lists their files, DVC names the folder)
 and `{world}` (params `env.world`: DVC templates it from params.yaml, so `dvc repro` tracks the
 running world's package, whichever it is); in commands also `{params}` (the params file),
-`{threads}` (params `compute.threads`) and `{output.<name>}`."""
+`{threads}` (params `compute.threads`) and `{output.<name>}`; `compare`, a step over several
+runs, has `{run}` in its paths (each run's folder) and `{runs}` and `{labels}` in its command."""
 
 from __future__ import annotations
 
@@ -294,7 +295,9 @@ STEPS = (
 COMPARE = Step(
     "compare",
     "dtpe compare --params {params} --runs {runs} --labels {labels} --out results/compare",
-    inputs=(),
+    # each compared run's statistics, and its data and validated params: the layouts a
+    # confirmatory run shares with the others of its world, counted by content
+    inputs=("{run}/results/stats", "{run}/data", "{run}/results/params.json"),
     outputs=(Out("results/compare", folder=True),),
     benchmark=False,
     runtime=5,

@@ -8,25 +8,25 @@ COMPARE_RUNS = config.get("compare_runs", {"default": ".", "protocol": "runs/pro
 
 rule compare:
     input:
-        stats=[os.path.normpath(os.path.join(run, "results/stats")) for run in COMPARE_RUNS.values()],
-        # the layouts a confirmatory run shares with the others of its world, by content
-        data=[os.path.normpath(os.path.join(run, "data")) for run in COMPARE_RUNS.values()],
-        validated=[
-            os.path.normpath(os.path.join(run, "results/params.json"))
+        data=[
+            os.path.normpath(path.format(run=run))
+            for path in pipeline.COMPARE.inputs
             for run in COMPARE_RUNS.values()
         ],
         code=code("compare"),
     output:
-        directory("results/compare"),
+        directory(pipeline.COMPARE.outputs[0].path),
     params:
         runs=list(COMPARE_RUNS.values()),
         labels=list(COMPARE_RUNS),
     log:
-        "logs/compare.log",
+        pipeline.COMPARE.log(),
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=5,
+        mem_mb=pipeline.COMPARE.mem_mb,
+        runtime=pipeline.COMPARE.runtime,
     shell:
-        "dtpe compare --params {PARAMS} --runs {params.runs:q} --labels {params.labels:q} "
-        "--out results/compare > {log} 2>&1"
+        pipeline.COMPARE.command.format(
+            params="{PARAMS}", runs="{params.runs:q}", labels="{params.labels:q}"
+        )
+        + " > {log} 2>&1"
