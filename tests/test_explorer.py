@@ -19,6 +19,7 @@ from dtpe.explorer import build as explorer
 from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
 from dtpe.steps import dataset
+from dtpe.world import catalog
 from dtpe.world.maze import env as env_mod
 
 # One variant with another t, so that the page has two k and two t to pick from.
@@ -145,7 +146,8 @@ def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, m
         m["name"]: checkpoint.load(root / "models" / m["name"])
         for m in explorer.model_table(params)
     }
-    page, _ = explorer.collect(params, root / "data", models, grid)
+    world = catalog.get(params.env.world)
+    page, _ = explorer.collect(params, world, root / "data", models, grid)
     assert calls.count(True) == calls.count(False) > 0
     rows = grid.set_index(["model", "grid_size", "layout_id"])
     for ep in page:
@@ -162,7 +164,8 @@ def test_attention_is_the_models_and_the_rollouts_probabilities(built):
     rec = played[long]
     assert rec["steps"] > params.model.context
     one = lay.subset(np.flatnonzero(lay.ids == long))
-    rep = traces.replay(one, rec["actions"], params.env, params.evaluate.target_return)
+    world = catalog.get(params.env.world)
+    rep = traces.replay(world, one, rec["actions"], params.env, params.evaluate.target_return)
     rows, logits = traces.attention(model, rep, rec["actions"], params.model.context)
     np.testing.assert_allclose(torch.softmax(torch.tensor(logits), -1), rec["probs"], atol=1e-5)
     assert [r.shape for r in rows[:2]] == [(2, 2, 2), (2, 2, 5)]

@@ -275,7 +275,7 @@ def test_a_replay_at_the_other_object_ends_in_failure_and_says_so():
     for _ in range(wrong.steps(state, which)[0]):
         actions.append(int(wrong.optimal_action(state, which)[0]))
         state = transition(lay, state, np.array(actions[-1:]))
-    rep = traces.replay(lay, np.array(actions), params.check(memory_raw()).env, 1.0)
+    rep = traces.replay(WORLD, lay, np.array(actions), params.check(memory_raw()).env, 1.0)
     assert rep.failure and not rep.success and len(rep.rtg) < max_steps(11)
     ep = SimpleNamespace(row={"success": 0}, replay=rep, loop=None)
     assert animations.title(ep, "rope", "failure", WORLD.ends.failure_words) == (

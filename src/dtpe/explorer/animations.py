@@ -16,7 +16,6 @@ import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
 from dtpe.names import model_name
-from dtpe.world import catalog as worlds
 from dtpe.world import pictures
 
 KINDS = ("success", "failure")
@@ -87,11 +86,11 @@ def draw_panel(image, panel, t: int, scale: int, cells: np.ndarray) -> None:
         ImageDraw.Draw(image).line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
 
 
-def write(params, picked: dict, size: int, out: Path) -> Path:
-    """One grid size's GIF. picked: {(size, variant, kind): explorer.Episode or None}.
+def write(params, world, picked: dict, size: int, out: Path) -> Path:
+    """One grid size's GIF of `world` (the run's). picked: {(size, variant, kind):
+    explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
-    world = worlds.get(params.env.world)
     cells = world.colours
     variants = params.study.variants
     scale = -(-MIN_SIDE // (size * pictures.CELL_PIXELS))
@@ -138,6 +137,6 @@ def write(params, picked: dict, size: int, out: Path) -> Path:
     return path
 
 
-def write_all(params, picked: dict, out: Path) -> list[Path]:
+def write_all(params, world, picked: dict, out: Path) -> list[Path]:
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
-    return [write(params, picked, n, out) for n in params.data.suite_sizes]
+    return [write(params, world, picked, n, out) for n in params.data.suite_sizes]

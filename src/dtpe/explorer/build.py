@@ -24,7 +24,7 @@ from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
 from dtpe.model.encodings import variant
 from dtpe.names import model_name
-from dtpe.steps import evaluate
+from dtpe.steps import dataset, evaluate
 
 PAGE = "explorer.html"
 
@@ -107,13 +107,13 @@ def disagrees(record: dict, rows: pd.DataFrame, layout: int) -> bool:
     return (record["success"], record["steps"]) != (bool(row.success), int(row.steps))
 
 
-def checked(name, variant, seed, lay, layout, rows, played, params) -> Episode:
+def checked(name, variant, seed, lay, layout, rows, played, params, world) -> Episode:
     """The played episode of `layout`, replayed, and held to its CSV row `rows.loc[layout]`."""
     if layout not in rows.index:
         raise ValueError(f"{name}: no grid-sweep row for {lay.size}x{lay.size} layout {layout}")
     row, rec = rows.loc[layout], played[layout]
     one = lay.subset(np.flatnonzero(lay.ids == layout))
-    rep = traces.replay(one, rec["actions"], params.env, params.evaluate.target_return)
+    rep = traces.replay(world, one, rec["actions"], params.env, params.evaluate.target_return)
     said = (bool(row.success), int(row.steps))
     if (rec["success"], rec["steps"]) != said or rep.success != said[0]:
         raise ValueError(
@@ -136,9 +136,10 @@ def checked(name, variant, seed, lay, layout, rows, played, params) -> Episode:
     )
 
 
-def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
-    """Plays every model on the layouts the page and the animations show. models: {name:
-    DecisionTransformer}. Returns (page episodes, {(size, variant, kind): Episode or None})."""
+def collect(params, world, data_dir: Path, models: dict, grid: pd.DataFrame):
+    """Plays every model on the layouts of `world` (the run's) the page and the animations show.
+    models: {name: DecisionTransformer}. Returns (page episodes, {(size, variant, kind): Episode
+    or None})."""
     context, first_seed = params.model.context, params.shown_seeds()[0]
     shown = {
         n: pick_layouts(grid, n, params.explorer.layouts_per_suite) for n in params.data.suite_sizes
@@ -159,7 +160,7 @@ def collect(params, data_dir: Path, models: dict, grid: pd.DataFrame):
                 if any(disagrees(played[i], rows, i) for i in wanted):
                     played = traces.play(models[name], lay, params, wanted, as_evaluated=True)
                 for layout in wanted:
-                    ep = checked(name, e, s, lay, layout, rows, played, params)
+                    ep = checked(name, e, s, lay, layout, rows, played, params, world)
                     if layout in shown[n]:
                         first = ep.played["actions"][: params.explorer.max_steps]
                         ep.attention, _ = traces.attention(models[name], ep.replay, first, context)
@@ -186,20 +187,22 @@ def model_table(params) -> list[dict]:
 
 def run(params, data_dir: Path, models_dir: Path, grid_dir: Path, out: Path) -> list[Path]:
     """Writes the explorer, the animations and the embedding figure into `out`; returns their
-    paths."""
+    paths. The run's world is looked up once, here (its data folder checked to hold it), and
+    handed down."""
+    world = dataset.world_of(data_dir, params.env)
     grid = read_grid(params, grid_dir)
     models = {
         name: checkpoint.load(Path(models_dir) / name)
         for name in (m["name"] for m in model_table(params))
     }
-    page, picked = collect(params, data_dir, models, grid)
+    page, picked = collect(params, world, data_dir, models, grid)
     cfg = next(iter(models.values())).cfg
     raw = explorer_page.blob(
-        params, data_dir, model_table(params), page, (cfg.n_layers, cfg.n_heads)
+        params, world, data_dir, model_table(params), page, (cfg.n_layers, cfg.n_heads)
     )
     out.mkdir(parents=True, exist_ok=True)
     explorer_page.write(out / PAGE, selection_text(params), raw)
     paths = [out / PAGE]
-    paths += animations.write_all(params, picked, out)
+    paths += animations.write_all(params, world, picked, out)
     paths.append(embeddings.draw(params, models, out))
     return paths

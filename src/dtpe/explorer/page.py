@@ -20,7 +20,6 @@ from importlib import resources
 import numpy as np
 
 from dtpe.steps import dataset
-from dtpe.world import catalog as worlds
 from dtpe.world import pictures
 
 DATA_MARK = "@@EPISODES@@"
@@ -88,13 +87,13 @@ def layouts_json(suites: dict, episodes) -> dict:
     return out
 
 
-def blob(params, data_dir, models: list[dict], episodes, shape: tuple[int, int]) -> bytes:
-    """The page's data, uncompressed. models: [{name, k, t, seed}]; shape: (layers, heads)."""
+def blob(params, world, data_dir, models: list[dict], episodes, shape: tuple[int, int]) -> bytes:
+    """The page's data, uncompressed: `world` the run's; models: [{name, k, t, seed}]; shape:
+    (layers, heads)."""
     suites = {
         n: dataset.load_suite(data_dir, n, params.env)[0]
         for n in sorted({ep.size for ep in episodes})
     }
-    world = worlds.get(params.env.world)
     index = {m["name"]: i for i, m in enumerate(models)}
     records, parts, offset = [], [], 0
     for ep in episodes:

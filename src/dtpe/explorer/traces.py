@@ -17,7 +17,6 @@ import torch
 from dtpe.model.layer_weights import layer_attention
 from dtpe.model.transformer import TOKENS_PER_STEP
 from dtpe.steps import rollout
-from dtpe.world import catalog as worlds
 
 
 def play(model, lay, params, wanted: np.ndarray, as_evaluated: bool = False) -> dict[int, dict]:
@@ -91,12 +90,11 @@ class Replay:
         return self.views[:-1]
 
 
-def replay(lay, actions: np.ndarray, env, target_return: float) -> Replay:
-    """Steps layout `lay` (one layout, of any world) with `actions` in its world's stepper; the
-    return-to-go falls by each reward in float32, as in the rollout."""
+def replay(world, lay, actions: np.ndarray, env, target_return: float) -> Replay:
+    """Steps layout `lay` (one layout of `world`, the run's) with `actions` in the world's
+    stepper; the return-to-go falls by each reward in float32, as in the rollout."""
     if len(lay) != 1:
         raise ValueError(f"replay takes one layout, got {len(lay)}")
-    world = worlds.get(env.world)
     game = world.replay_env(lay, env)
     views = [game.reset()[0]]
     frames = [game.picture()[0]]
