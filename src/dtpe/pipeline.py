@@ -106,7 +106,7 @@ def targets(models: list[tuple[str, int]], world: str) -> list[str]:
             if step.per_model:
                 paths += [out.path.format(variant=v, seed=s) for v, s in models]
             else:
-                paths.append(out.path.format(world=world) if "{world}" in out.path else out.path)
+                paths.append(out.path.format(world=world))
     return paths
 
 

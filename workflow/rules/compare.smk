@@ -8,7 +8,7 @@ COMPARE_RUNS = config.get("compare_runs", {"default": ".", "protocol": "runs/pro
 
 rule compare:
     input:
-        data=[
+        runs=[
             os.path.normpath(path.format(run=run))
             for path in pipeline.COMPARE.inputs
             for run in COMPARE_RUNS.values()
