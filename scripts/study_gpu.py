@@ -221,7 +221,7 @@ class Study:
 
     def model(self, variant: str, seed: int, study_seed: bool) -> Model:
         m = Model(variant, seed, study_seed)
-        declared = [s for s in pipeline.STEPS if s.per_model]
+        declared = [s for s in pipeline.STEPS if s.per_model and s.name in self.args.steps]
         declared.sort(key=lambda s: FIRST.index(s.name) if s.name in FIRST else len(FIRST))
         m.steps = [self.step(s, variant, seed) for s in declared]
         return m
@@ -662,6 +662,18 @@ def seeds(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of seeds")
 
 
+def model_steps(text: str) -> list[str]:
+    wanted = [s.strip() for s in text.split(",") if s.strip()]
+    known = [s.name for s in pipeline.STEPS if s.per_model]
+    if unknown := [s for s in wanted if s not in known]:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown)}: not a per-model step (those are {', '.join(known)})"
+        )
+    if "train" not in wanted:
+        raise argparse.ArgumentTypeError("the steps need train: the others read its checkpoint")
+    return wanted
+
+
 def positive(kind):
     def parse(text: str):
         value = kind(text)
@@ -722,6 +734,14 @@ def parser() -> argparse.ArgumentParser:
         default=seeds(MORE_SEEDS),
         help="seeds after the study's, run while the budget allows, "
         f"comma-separated (default: {MORE_SEEDS}; '' for none)",
+    )
+    p.add_argument(
+        "--steps",
+        type=model_steps,
+        default=[s.name for s in pipeline.STEPS if s.per_model],
+        help="each model's steps, comma-separated (default: all the per-model steps); "
+        "a model whose other steps an earlier command made runs only what it lacks, which "
+        "fits a short device budget",
     )
     p.add_argument(
         "--numerics",

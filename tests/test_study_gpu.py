@@ -124,7 +124,7 @@ def test_precision_and_seeds_are_the_commands_to_choose(tmp_path):
     done = study_gpu(
         "--params", params, "--work", tmp_path / "w", "--out", tmp_path / "o",
         "--budget-s", 0.5, "--precision", "bf16", "--seeds", 7, "--more-seeds", "",
-        timeout=120,
+        "--steps", "train,evaluate", timeout=120,
     )  # fmt: skip
     assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]  # study seeds cut
     manifest, _, _ = packed(tmp_path / "o")
@@ -135,6 +135,9 @@ def test_precision_and_seeds_are_the_commands_to_choose(tmp_path):
     assert manifest["params"]["resolved"]["train"]["precision"] == "bf16"
     assert sorted(manifest["models"]) == sorted(f"{v}_s7" for v in VARIANTS)
     assert all(m["study_seed"] for m in manifest["models"].values())
+    # the steps asked for, and no others: what a model still lacks after an earlier command
+    steps = {"train", "evaluate", "seen", "reach", "attention"}
+    assert all(steps & set(m) == {"train", "evaluate"} for m in manifest["models"].values())
 
 
 def test_a_budget_that_runs_out_still_packs_what_finished(runs):
@@ -161,6 +164,8 @@ def test_a_budget_that_runs_out_still_packs_what_finished(runs):
         (["--more-seeds", "1,x"], "not a comma-separated list of seeds"),
         (["--seeds", "x"], "not a comma-separated list of seeds"),
         (["--precision", "fp16"], "invalid choice: 'fp16'"),
+        (["--steps", "train,grid"], "grid: not a per-model step"),
+        (["--steps", "evaluate"], "the steps need train"),
         (["--params", "missing.yaml"], "missing.yaml does not exist"),
     ],
 )
