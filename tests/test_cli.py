@@ -57,6 +57,32 @@ def test_help_lists_the_pipeline_steps_first_and_in_order():
     assert [m.group(1) for m in re.finditer(r"^ {4}([\w-]+)", out, re.M)] == listed
 
 
+def test_every_pipeline_command_is_what_its_parser_takes():
+    """The parser is built from the steps' declared flags: each command, its placeholders
+    filled, parses to the values it passes, and each step's options beyond them are few and
+    named (cli._EXTRA, the renamed --encoding, argparse's --help)."""
+    values = {
+        "params": "p.yaml",
+        "variant": "rope",
+        "seed": 7,
+        "threads": 2,
+        "runs": "a b",
+        "labels": "x y",
+        "output": argparse.Namespace(test="t.csv", grid="g.csv", context="c.csv"),
+    }
+    top = subcommands(cli.parser())
+    for step in (*pipeline.STEPS, pipeline.COMPARE):
+        argv = step.command.format(**values).split()[1:]
+        args = cli.parser().parse_args(argv)
+        for flag in step.flags:
+            got = getattr(args, flag.name[2:].replace("-", "_"))
+            want = flag.value.format(**values).split()
+            assert [str(g) for g in (got if flag.nargs else [got])] == want, (step.name, flag)
+        options = {o for a in top.choices[step.subcommand]._actions for o in a.option_strings}
+        extra = options - {f.name for f in step.flags} - {"-h", "--help"}
+        assert extra <= {"--resume-dir", "--encoding", "--no-attention", "--no-evaluation"}
+
+
 def test_every_subcommand_and_argument_has_help():
     assert without_help(cli.parser()) == []
 

@@ -14,7 +14,7 @@ from conftest import explored_study, tiny_raw
 from PIL import Image
 
 from dtpe import cli
-from dtpe.explorer import animations, embeddings, traces
+from dtpe.explorer import animations, embeddings, traces, window
 from dtpe.explorer import build as explorer
 from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
@@ -94,18 +94,62 @@ def test_layouts_shown_are_the_most_failed_then_the_lowest(built):
     assert explorer.pick_layouts(made, 8, 5) == [0, 1, 2, 3, 4]
 
 
-def test_loop_step_is_the_first_revisited_state():
+def first_revisit(frames, flags):
+    revisits = traces.Revisits()
+    for frame, flag in zip(frames, flags):
+        revisits.add(frame, flag)
+    return revisits.first
+
+
+def test_the_loop_is_the_first_revisited_state():
     frames = np.zeros((4, 3, 3), np.uint8)
     for t, (r, c) in enumerate([(1, 1), (1, 2), (1, 2), (1, 1)]):
         frames[t, r, c] = 2
     unset = np.zeros(4, bool)
-    assert traces.loop_step(frames, unset) == 2  # a bump into a wall
+    assert first_revisit(frames, unset) == 2  # a bump into a wall
     turned = frames[[0, 1, 3]].copy()
     turned[2, 1, 1] = 3  # back on the first cell, but another state (a DoorKey heading)
-    assert traces.loop_step(turned, unset[:3]) is None
-    assert traces.loop_step(frames[[0, 1, 3]], unset[:3]) == 2
+    assert first_revisit(turned, unset[:3]) is None
+    assert first_revisit(frames[[0, 1, 3]], unset[:3]) == 2
     # the same grid with a milestone the grid does not show (Memory's cue seen): no loop
-    assert traces.loop_step(frames[[0, 1, 3]], np.array([False, True, True])) is None
+    assert first_revisit(frames[[0, 1, 3]], np.array([False, True, True])) is None
+
+
+def test_a_window_draws_a_short_side_whole_and_a_long_one_over_the_paths():
+    paths = [np.array([[1, 40], [1, 41], [1, 42]]), np.array([[1, 39], [0, 39]])]
+    assert window.covering((3, 1601), paths, 48) == window.Window(0, 38, 3, 6)
+    assert window.covering((3, 1601), [np.array([[1, 0], [1, 1]])], 48) == window.Window(0, 0, 3, 3)
+    assert window.covering((20, 20), paths[:1], 48) == window.Window(0, 0, 20, 20)  # whole
+    assert window.covering((3, 43), paths, 10) == window.Window(0, 38, 3, 5)  # within the grid
+    with pytest.raises(ValueError, match="at least one"):
+        window.covering((3, 9), [], 48)
+    grid = np.arange(3 * 50).reshape(3, 50)
+    win = window.Window(1, 7, 2, 5)
+    cells = np.array([[1, 7], [2, 11], [2, 9]])
+    crop = win.crop(grid)
+    assert crop.shape == (2, 5)
+    np.testing.assert_array_equal(crop.ravel()[win.index(cells)], grid[cells[:, 0], cells[:, 1]])
+    np.testing.assert_array_equal(crop[tuple(win.cells(cells).T)], grid[tuple(cells.T)])
+
+
+def test_a_replay_keeps_its_first_steps_and_sees_the_whole_episode(built):
+    root, params, _ = built
+    model = checkpoint.load(root / "models" / "rope_s1")
+    lay, _ = dataset.load_suite(root / "data", params.data.suite_sizes[-1], params.env)
+    played = traces.play(model, lay, params, lay.ids)
+    world = catalog.get(params.env.world)
+    for i, rec in played.items():
+        one = lay.subset(np.flatnonzero(lay.ids == i))
+        args = (world, one, rec["actions"], params.env, params.evaluate.target_return)
+        whole = traces.replay(*args)
+        assert len(whole.frames) == rec["steps"] + 1 == len(whole.rtg) + 1
+        assert whole.loop == first_revisit(whole.frames, whole.milestone)
+        keep = rec["steps"] // 2
+        kept = traces.replay(*args, keep=keep)
+        for field in ("frames", "views", "cells", "milestone", "ground"):
+            np.testing.assert_array_equal(getattr(kept, field), getattr(whole, field)[: keep + 1])
+        np.testing.assert_array_equal(kept.rtg, whole.rtg[:keep])
+        assert (kept.loop, kept.success, kept.failure) == (whole.loop, whole.success, whole.failure)
 
 
 def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):

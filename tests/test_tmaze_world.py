@@ -340,3 +340,42 @@ def test_the_gymnasium_env_steps_as_the_stepper():
     rgb = gym.make("TMaze-v0", size=12, render_mode="rgb_array")
     rgb.reset(seed=0)
     assert rgb.render().shape == (24, 104, 3)
+
+
+def test_the_explorer_draws_a_long_corridor_over_the_steps_it_shows(tmp_path):
+    """A corridor longer than explorer.max_cells is drawn over the span the shown steps reach:
+    the page's cells are the agent's own, indexed in that window, and the GIF is as wide as
+    the window, not the corridor."""
+    from conftest import explored_study
+    from PIL import Image
+
+    from dtpe.explorer import animations
+    from dtpe.explorer import page as explorer_page
+
+    raw = tmaze_raw()
+    raw["study"] = {"variants": ["rope"], "seeds": [1]}
+    raw["train"]["epochs"] = 1
+    raw["explorer"].update(layouts_per_suite=2, max_steps=10, max_cells=12)
+    checked, _ = explored_study(tmp_path, raw)
+    head, _ = explorer_page.unpack((tmp_path / "figures/explorer.html").read_text())
+    for n in checked.data.suite_sizes:
+        top, left, rows, cols = head["windows"][str(n)]
+        assert (top, rows) == (0, 3) and cols < n  # 3 rows: whole; n + 1 columns: cut
+        lay, _ = dataset.load_suite(tmp_path / "data", n, checked.env)
+        for i, drawn in head["layouts"][str(n)].items():
+            (j,) = np.flatnonzero(lay.ids == int(i))
+            whole = lay.grid[j][:, left : left + cols].ravel()
+            assert [int(c, 36) for c in drawn["grid"]] == whole.tolist()
+        episodes = [ep for ep in head["episodes"] if ep["size"] == n]
+        assert episodes and all(ep["shown"] == min(ep["steps"], 10) for ep in episodes)
+        for ep in episodes:
+            one = lay.subset(np.flatnonzero(lay.ids == ep["layout"]))
+            game = WORLD.replay_env(one, checked.env)
+            game.reset()
+            for t, action in enumerate(ep["actions"]):
+                pos, _ = WORLD.agent(game.state)
+                assert divmod(ep["cells"][t], cols) == (pos[0][0] - top, pos[0][1] - left)
+                game.step(np.array([int(action)]))
+        gif = Image.open(tmp_path / "figures" / animations.FOLDER / animations.gif_name(n))
+        scale = -(-animations.MIN_SIDE // (cols * 8))
+        assert gif.size[0] == animations.MARGIN + 2 * (cols * 8 * scale + animations.MARGIN)

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from dtpe import names, numerics
+from dtpe import names, numerics, pipeline
 from dtpe import params as params_mod
 
 
@@ -407,133 +407,44 @@ def no_evaluation(p: argparse.ArgumentParser) -> None:
     )
 
 
+# what a step's parser takes beyond its pipeline command's flags (pipeline.STEPS)
+_EXTRA = {
+    "train": lambda p: p.add_argument(
+        "--resume-dir", type=Path, help="epoch checkpoints (default .resume/<model>)"
+    ),
+    "stats": lambda p: (no_attention(p), no_evaluation(p)),
+    "figures": no_attention,
+    "report": lambda p: (no_attention(p), no_evaluation(p)),
+}
+
+
 def parser() -> argparse.ArgumentParser:
+    """One subparser per pipeline step, in pipeline order, its options the step's declared
+    flags (pipeline.Flag) and its _EXTRA; then `compare` and `encodings`."""
     top = argparse.ArgumentParser(prog="dtpe", description=__doc__)
     steps = top.add_subparsers(dest="step", required=True)
-
-    def step(name, func, help):
-        p = steps.add_parser(name, help=help)
-        p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
-        p.set_defaults(func=func)
-        return p
-
-    p = step("check", cmd_check, "validate the params file and write it as JSON")
-    p.add_argument("--out", type=Path, required=True, help="JSON file to write")
-    p = step("data", cmd_data, "generate the training episodes and evaluation suites")
-    p.add_argument(
-        "--out", type=Path, default=Path("data"), help="data folder to write (default: data)"
-    )
-    out_help = {
-        "train": "folder for the trained model (safetensors and config.json)",
-        "reach": "CSV to write, one row per episode: the reach sizes' suites at each context "
-        "of reach.contexts",
-        "attention": "JSON to write",
-        "seen": "CSV to write, one row per episode: training layouts, as many as the test split "
-        "holds, at the training size and context",
-    }
-    for name, func, help in (
-        ("train", cmd_train, "train one model"),
-        ("evaluate", cmd_evaluate, "the test split, grid and context sweeps of one model"),
-        ("seen", cmd_seen, "one model on layouts it trained on, beside the test split"),
-        ("reach", cmd_reach, "one model at contexts shorter than the training one"),
-        ("attention", cmd_attention, "attention analysis of one model"),
-    ):
-        p = step(name, func, help)
-        p.add_argument(
-            "--variant", required=True, help="the model's k x t encodings: one of study.variants"
-        )
-        p.add_argument(
-            "--encoding", action=_Renamed, now="--variant", why="a k x t pair of encodings"
-        )
-        p.add_argument("--seed", type=int, required=True, help="the model's training seed")
-        p.add_argument(
-            "--data", type=Path, default=Path("data"), help="data folder (default: data)"
-        )
-        p.add_argument(
-            "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
-        )
-        if name != "evaluate":
-            p.add_argument("--out", type=Path, required=True, help=out_help[name])
-        if name == "train":
+    for step in (*pipeline.STEPS, pipeline.COMPARE):
+        p = steps.add_parser(step.subcommand, help=step.summary)
+        p.set_defaults(func=globals()[f"cmd_{step.subcommand}"])
+        for flag in step.flags:
             p.add_argument(
-                "--metrics",
-                type=Path,
-                required=True,
-                help="folder for metrics.csv and positions.json",
+                flag.name,
+                type=flag.type,
+                required=flag.default is None,
+                default=flag.default,
+                nargs=flag.nargs,
+                help=flag.help,
             )
+        if step.per_model:
             p.add_argument(
-                "--resume-dir", type=Path, help="epoch checkpoints (default .resume/<model>)"
+                "--encoding", action=_Renamed, now="--variant", why="a k x t pair of encodings"
             )
-        else:
-            p.add_argument("--model", type=Path, required=True, help="folder of the trained model")
-        if name == "reach":  # the training context's episodes, played by the grid sweep
-            p.add_argument("--grid", type=Path, required=True, help="the model's grid sweep CSV")
-        if name == "evaluate":
-            for sweep, what in (
-                ("test", "the training size's test split at the training context"),
-                ("grid", "every suite at the training context"),
-                ("context", "every suite at the other contexts of evaluate.contexts"),
-            ):
-                p.add_argument(
-                    f"--out-{sweep}",
-                    type=Path,
-                    required=True,
-                    help=f"CSV to write, one row per episode: {what}",
-                )
-    results_help = "results folder: train/, eval/, attention/, stats/ (default: results)"
-    p = step(
-        "explore",
-        cmd_explore,
-        "the episode and attention explorer (explorer.html), episode GIFs, embedding similarity",
+        _EXTRA.get(step.subcommand, lambda p: None)(p)
+    p = steps.add_parser(
+        "encodings", help="list the registered k and t encodings (not a pipeline step)"
     )
-    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
-    p.add_argument(
-        "--models", type=Path, default=Path("models"), help="checkpoints (default: models)"
-    )
-    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
-    p.add_argument(
-        "--threads", type=int, default=1, help="torch threads (Snakemake passes its `threads`)"
-    )
-    p.add_argument("--out", type=Path, required=True, help="folder for the page and figures")
-    p = step("stats", cmd_stats, "statistics over seeds and variants")
-    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
-    no_attention(p)
-    no_evaluation(p)
-    p.add_argument("--out", type=Path, required=True, help="folder for the statistics")
-    p = step("tables", cmd_tables, "the study's tables as CSV, Markdown and LaTeX")
-    p.add_argument("--stats", type=Path, required=True, help="folder the stats step wrote")
-    p.add_argument("--out", type=Path, required=True, help="folder for the tables")
-    p = step("figures", cmd_figures, "Figures 1-7 as PNG and PDF")
-    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (default: data)")
-    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
-    no_attention(p)
-    p.add_argument("--out", type=Path, required=True, help="folder for the figures")
-    p = step("report", cmd_report, "figures/REPORT.md: every table and figure, params, timings")
-    p.add_argument("--results", type=Path, default=Path("results"), help=results_help)
-    no_attention(p)
-    no_evaluation(p)
-    p.add_argument(
-        "--figures", type=Path, default=Path("figures"), help="figures folder (default: figures)"
-    )
-    p.add_argument(
-        "--benchmarks",
-        type=Path,
-        default=Path("results/timings"),
-        help="Snakemake's benchmark files, each step's wall time (default: results/timings; if "
-        "missing: not recorded)",
-    )
-    p.add_argument("--out", type=Path, required=True, help="Markdown file to write")
-    p = step(
-        "compare",
-        cmd_compare,
-        "runs side by side from their own statistics (not a step of one run: `snakemake compare`)",
-    )
-    p.add_argument(
-        "--runs", type=Path, nargs="+", required=True, help="run folders, each with results/stats"
-    )
-    p.add_argument("--labels", nargs="+", required=True, help="one name per run, in the same order")
-    p.add_argument("--out", type=Path, required=True, help="folder for compare.csv, .md, .png")
-    step("encodings", cmd_encodings, "list the registered k and t encodings (not a pipeline step)")
+    p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    p.set_defaults(func=cmd_encodings)
     return top
 
 

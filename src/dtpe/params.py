@@ -152,6 +152,11 @@ class Explorer:
     (rounded up) the most failed, the rest the lowest layout ids"""
     max_steps: int
     """an episode's steps the page and the animations show: a longer one is shown up to here"""
+    max_cells: int
+    """a grid side longer than this is drawn over the span the shown steps reach, not whole
+    (explorer/window.py)"""
+    seeds: int | None
+    """the first this many of the seeds every variant has are shown (None: all)"""
 
 
 @dataclass(frozen=True)
@@ -251,11 +256,13 @@ class Params:
     compute: Compute
 
     def shown_seeds(self) -> list:
-        """The seeds every variant has, which the explorer shows: all of study.seeds, or a
-        sequential run's first interim (later ones train only the undecided variants)."""
+        """The seeds the explorer shows: of the seeds every variant has (all of study.seeds, or
+        a sequential run's first interim: later ones train only the undecided variants), the
+        first `explorer.seeds` (None: all)."""
+        seeds = list(self.study.seeds)
         if self.verdict.sequential:
-            return list(self.study.seeds[: self.verdict.sequential["seeds_per_interim"]])
-        return list(self.study.seeds)
+            seeds = seeds[: self.verdict.sequential["seeds_per_interim"]]
+        return seeds[: self.explorer.seeds]
 
     def reach_sizes(self) -> list:
         """The suite sizes the reach step plays: reach.sizes, or the training size (where it is a

@@ -2,7 +2,8 @@
 and its code, derived from its imports by `code`. Snakemake's rules (workflow/rules/steps.smk)
 are made from `STEPS` when it parses the workflow; dvc.yaml is written from them
 (`python -m dtpe.pipeline dvc.yaml`; tests/test_workflows.py fails while the committed file
-differs); scripts/study_gpu.py runs their commands on a GPU machine.
+differs); scripts/study_gpu.py runs their commands on a GPU machine; and `dtpe`'s parser is
+built from each step's flags (`Flag`: the value the tools pass, the help the CLI gives).
 
 Placeholders, filled by each tool in its own syntax: in paths `{variant}` and `{seed}` (this
 model's), `{model}` (every model of the run: Snakemake lists their files, DVC names the folder)
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,12 +43,56 @@ class Out:
 
 
 @dataclass(frozen=True)
+class Flag:
+    """An option of a step's command, declared once: the value the pipeline passes (its
+    placeholders filled by each tool) and what `dtpe <step> --help` says of it (cli.parser
+    builds each step's parser from these)."""
+
+    name: str
+    value: str
+    help: str
+    type: Callable = Path
+    default: object = None
+    """None: required"""
+    nargs: str | None = None
+
+
+def _params_flag() -> Flag:
+    return Flag("--params", "{params}", "params file (default: params.yaml)", str, "params.yaml")
+
+
+def _folder(name: str, folder: str, what: str) -> Flag:
+    """An input folder with its conventional name as the default."""
+    return Flag(name, folder, f"{what} (default: {folder})", Path, Path(folder))
+
+
+THREADS = Flag("--threads", "{threads}", "torch threads (Snakemake passes its `threads`)", int, 1)
+DATA = _folder("--data", "data", "data folder")
+RESULTS = _folder("--results", "results", "results folder: train/, eval/, attention/, stats/")
+# one model's flags: the model, its seed, its threads, the data
+MODEL_FLAGS = (
+    Flag("--variant", "{variant}", "the model's k x t encodings: one of study.variants", str),
+    Flag("--seed", "{seed}", "the model's training seed", int),
+    THREADS,
+    DATA,
+)
+
+
+def _checkpoint() -> Flag:
+    return Flag("--model", f"models/{MODEL}", "folder of the trained model")
+
+
+@dataclass(frozen=True)
 class Step:
     """One `dtpe` subcommand as both tools run it."""
 
     name: str
     """the step's name: a DVC stage, a Snakemake rule"""
-    command: str
+    subcommand: str
+    summary: str
+    """its one line in `dtpe --help`"""
+    flags: tuple[Flag, ...]
+    """its command's options, in order (`--params` first: every step's)"""
     inputs: tuple[str, ...]
     """what it reads besides its code: other steps' outputs"""
     outputs: tuple[Out, ...]
@@ -70,8 +116,9 @@ class Step:
     """dvc.yaml's comment lines above the stage"""
 
     @property
-    def subcommand(self) -> str:
-        return self.command.split()[1]
+    def command(self) -> str:
+        """the command both tools run, with its placeholders"""
+        return " ".join(["dtpe", self.subcommand, *(f"{f.name} {f.value}" for f in self.flags)])
 
     def log(self) -> str:
         return f"logs/{self.name}/{MODEL}.log" if self.per_model else f"logs/{self.name}.log"
@@ -110,15 +157,15 @@ def targets(models: list[tuple[str, int]], world: str) -> list[str]:
     return paths
 
 
-# one model's flags: the model, its seed, its threads, the data
-_ONE = "--variant {variant} --seed {seed}"
 # what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
 # evaluation's sweeps (seen, reach) depends on these alone, so no sweep's knob reruns it
 _PLAYED = ("evaluate.target_return", "evaluate.batch_size", "evaluate.precision")
 STEPS = (
     Step(
         "validate",
-        "dtpe check --params {params} --out results/params.json",
+        "check",
+        "validate the params file and write it as JSON",
+        (_params_flag(), Flag("--out", "results/params.json", "JSON file to write")),
         inputs=("{params}",),
         outputs=(Out("results/params.json", persist=True),),
         params_file=None,
@@ -129,7 +176,9 @@ STEPS = (
     ),
     Step(
         "data",
-        "dtpe data --params {params} --out data",
+        "data",
+        "generate the training episodes and evaluation suites",
+        (_params_flag(), _folder("--out", "data", "data folder to write")),
         inputs=(),
         outputs=(Out("data", folder=True, cache=True),),
         params=("data", "env"),
@@ -137,8 +186,20 @@ STEPS = (
     ),
     Step(
         "train",
-        f"dtpe train --params {{params}} {_ONE} --threads {{threads}} --data data "
-        f"--out models/{MODEL} --metrics results/train/{MODEL}",
+        "train",
+        "train one model",
+        (
+            _params_flag(),
+            *MODEL_FLAGS,
+            Flag(
+                "--out",
+                f"models/{MODEL}",
+                "folder for the trained model (safetensors and config.json)",
+            ),
+            Flag(
+                "--metrics", f"results/train/{MODEL}", "folder for metrics.csv and positions.json"
+            ),
+        ),
         inputs=("data",),
         outputs=(
             Out(f"models/{MODEL}", folder=True, cache=True),
@@ -153,9 +214,25 @@ STEPS = (
     ),
     Step(
         "evaluate",
-        f"dtpe evaluate --params {{params}} {_ONE} --threads {{threads}} --data data "
-        f"--model models/{MODEL} --out-test {{output.test}} --out-grid {{output.grid}} "
-        "--out-context {output.context}",
+        "evaluate",
+        "the test split, grid and context sweeps of one model",
+        (
+            _params_flag(),
+            *MODEL_FLAGS,
+            _checkpoint(),
+            *(
+                Flag(
+                    f"--out-{sweep}",
+                    f"{{output.{sweep}}}",
+                    f"CSV to write, one row per episode: {what}",
+                )
+                for sweep, what in (
+                    ("test", "the training size's test split at the training context"),
+                    ("grid", "every suite at the training context"),
+                    ("context", "every suite at the other contexts of evaluate.contexts"),
+                )
+            ),
+        ),
         inputs=("data", f"models/{MODEL}"),
         outputs=tuple(
             Out(f"results/eval/{sweep}/{MODEL}.csv", name=sweep)
@@ -169,8 +246,20 @@ STEPS = (
     ),
     Step(
         "seen",
-        f"dtpe seen --params {{params}} {_ONE} --threads {{threads}} --data data "
-        f"--model models/{MODEL} --out results/eval/seen/{MODEL}.csv",
+        "seen",
+        "one model on layouts it trained on, beside the test split",
+        (
+            _params_flag(),
+            *MODEL_FLAGS,
+            _checkpoint(),
+            Flag(
+                "--out",
+                f"results/eval/seen/{MODEL}.csv",
+                "CSV to write, one row per "
+                "episode: training layouts, as many as the test split holds, at the training "
+                "size and context",
+            ),
+        ),
         inputs=("data", f"models/{MODEL}"),
         outputs=(Out(f"results/eval/seen/{MODEL}.csv"),),
         params=(*_PLAYED, "env", "compute", "model", "variants.{variant}"),
@@ -181,9 +270,21 @@ STEPS = (
     ),
     Step(
         "reach",
-        f"dtpe reach --params {{params}} {_ONE} --threads {{threads}} --data data "
-        f"--model models/{MODEL} --grid results/eval/grid/{MODEL}.csv "
-        f"--out results/eval/reach/{MODEL}.csv",
+        "reach",
+        "one model at contexts shorter than the training one",
+        (
+            _params_flag(),
+            *MODEL_FLAGS,
+            _checkpoint(),
+            # the training context's episodes, played by the grid sweep
+            Flag("--grid", f"results/eval/grid/{MODEL}.csv", "the model's grid sweep CSV"),
+            Flag(
+                "--out",
+                f"results/eval/reach/{MODEL}.csv",
+                "CSV to write, one row per "
+                "episode: the reach sizes' suites at each context of reach.contexts",
+            ),
+        ),
         inputs=("data", f"models/{MODEL}", f"results/eval/grid/{MODEL}.csv"),
         outputs=(Out(f"results/eval/reach/{MODEL}.csv"),),
         # its own params group, and of evaluate's only what suite_rows reads: adding or changing
@@ -206,8 +307,14 @@ STEPS = (
     ),
     Step(
         "attention",
-        f"dtpe attention --params {{params}} {_ONE} --threads {{threads}} --data data "
-        f"--model models/{MODEL} --out results/attention/{MODEL}.json",
+        "attention",
+        "attention analysis of one model",
+        (
+            _params_flag(),
+            *MODEL_FLAGS,
+            _checkpoint(),
+            Flag("--out", f"results/attention/{MODEL}.json", "JSON to write"),
+        ),
         inputs=("data", f"models/{MODEL}"),
         outputs=(Out(f"results/attention/{MODEL}.json"),),
         params=("attention", "env", "compute", "model", "variants.{variant}"),
@@ -218,8 +325,16 @@ STEPS = (
     ),
     Step(
         "explore",
-        "dtpe explore --params {params} --threads {threads} --data data --models models "
-        "--results results --out figures",
+        "explore",
+        "the episode and attention explorer (explorer.html), episode GIFs, embedding similarity",
+        (
+            _params_flag(),
+            THREADS,
+            DATA,
+            _folder("--models", "models", "checkpoints"),
+            RESULTS,
+            Flag("--out", "figures", "folder for the page and figures"),
+        ),
         inputs=("data", "models/{model}", "results/eval/grid/{model}.csv"),
         outputs=(
             Out(EXPLORER[0]),
@@ -244,7 +359,9 @@ STEPS = (
     ),
     Step(
         "stats",
-        "dtpe stats --params {params} --results results --out results/stats",
+        "stats",
+        "statistics over seeds and variants",
+        (_params_flag(), RESULTS, Flag("--out", "results/stats", "folder for the statistics")),
         inputs=(
             *(
                 f"results/eval/{sweep}/{{model}}.csv"
@@ -259,14 +376,22 @@ STEPS = (
     ),
     Step(
         "tables",
-        "dtpe tables --params {params} --stats results/stats --out results/tables",
+        "tables",
+        "the study's tables as CSV, Markdown and LaTeX",
+        (
+            _params_flag(),
+            Flag("--stats", "results/stats", "folder the stats step wrote"),
+            Flag("--out", "results/tables", "folder for the tables"),
+        ),
         inputs=("results/stats",),
         outputs=(Out("results/tables", folder=True),),
         params=("study", "stats", "verdict", "model.context"),
     ),
     Step(
         "figures",
-        "dtpe figures --params {params} --data data --results results --out figures",
+        "figures",
+        "Figures 1-7 as PNG and PDF",
+        (_params_flag(), DATA, RESULTS, Flag("--out", "figures", "folder for the figures")),
         inputs=("data", "results/stats", "results/train/{model}", "results/attention/{model}.json"),
         outputs=tuple(Out(f) for f in figures()),
         params=("study", "verdict", "data.suite_sizes", "model.context"),
@@ -274,8 +399,22 @@ STEPS = (
     ),
     Step(
         "report",
-        "dtpe report --params {params} --results results --figures figures "
-        f"--benchmarks {TIMINGS} --out figures/REPORT.md",
+        "report",
+        "figures/REPORT.md: every table and figure, params, timings",
+        (
+            _params_flag(),
+            RESULTS,
+            _folder("--figures", "figures", "figures folder"),
+            Flag(
+                "--benchmarks",
+                TIMINGS,
+                f"Snakemake's benchmark files, each step's wall time "
+                f"(default: {TIMINGS}; if missing: not recorded)",
+                Path,
+                Path(TIMINGS),
+            ),
+            Flag("--out", "figures/REPORT.md", "Markdown file to write"),
+        ),
         # the report prints every param (the validated file, whole) and links the explorer,
         # the GIFs and the embedding figure
         inputs=(
@@ -294,7 +433,14 @@ STEPS = (
 
 COMPARE = Step(
     "compare",
-    "dtpe compare --params {params} --runs {runs} --labels {labels} --out results/compare",
+    "compare",
+    "runs side by side from their own statistics (not a step of one run: `snakemake compare`)",
+    (
+        _params_flag(),
+        Flag("--runs", "{runs}", "run folders, each with results/stats", nargs="+"),
+        Flag("--labels", "{labels}", "one name per run, in the same order", str, nargs="+"),
+        Flag("--out", "results/compare", "folder for compare.csv, .md, .png"),
+    ),
     # each compared run's statistics, and its data and validated params: the layouts a
     # confirmatory run shares with the others of its world, counted by content
     inputs=("{run}/results/stats", "{run}/data", "{run}/results/params.json"),

@@ -58,9 +58,9 @@ def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, st
     return picked
 
 
-def frame(ep, t: int, cells: np.ndarray) -> np.ndarray:
-    """The rgb picture after t actions."""
-    return pictures.rgb(ep.replay.frames[t], cells)
+def frame(ep, t: int, cells: np.ndarray, win) -> np.ndarray:
+    """The rgb picture of window `win` after t actions."""
+    return pictures.rgb(win.crop(ep.replay.frames[t]), cells)
 
 
 def title(ep, variant: str, kind: str, failure_words: str | None) -> str:
@@ -72,38 +72,39 @@ def title(ep, variant: str, kind: str, failure_words: str | None) -> str:
         return f"{variant}\n{ep.row['steps']} steps (opt. {ep.row['optimal']})"
     if ep.replay.failure:
         return f"{variant}\nends {failure_words}"
-    loop = "" if ep.loop is None else f", loops at {ep.loop}"
+    loop = "" if ep.replay.loop is None else f", loops at {ep.replay.loop}"
     return f"{variant}\nfails{loop}"
 
 
-def draw_panel(image, panel, t: int, scale: int, cells: np.ndarray) -> None:
-    """One episode's grid after step t, with its path so far, at the panel's corner."""
+def draw_panel(image, panel, t: int, scale: int, cells: np.ndarray, win) -> None:
+    """One episode's window `win` after step t, with its path so far, at the panel's corner."""
     ep, (x, y), _ = panel
-    picture = frame(ep, t, cells).repeat(scale, 0).repeat(scale, 1)
+    picture = frame(ep, t, cells, win).repeat(scale, 0).repeat(scale, 1)
     image.paste(Image.fromarray(picture), (x, y))
-    centre = (ep.replay.cells[: t + 1] + 0.5) * pictures.CELL_PIXELS * scale  # (t + 1, 2) row, col
+    # (t + 1, 2) row, col
+    centre = (win.cells(ep.replay.cells[: t + 1]) + 0.5) * pictures.CELL_PIXELS * scale
     if t:
         ImageDraw.Draw(image).line([(x + c, y + r) for r, c in centre], fill=PATH, width=1)
 
 
-def write(params, world, picked: dict, size: int, out: Path) -> Path:
-    """One grid size's GIF of `world` (the run's). picked: {(size, variant, kind):
-    explorer.Episode or None}.
+def write(params, world, picked: dict, size: int, win, out: Path) -> Path:
+    """One grid size's GIF of `world` (the run's), drawing window `win` of its grids. picked:
+    {(size, variant, kind): explorer.Episode or None}.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
     cells = world.colours
     variants = params.study.variants
-    scale = -(-MIN_SIDE // (size * pictures.CELL_PIXELS))
-    side = size * pictures.CELL_PIXELS * scale
+    scale = -(-MIN_SIDE // (win.side * pictures.CELL_PIXELS))
+    high, wide = (n_cells * pictures.CELL_PIXELS * scale for n_cells in (win.rows, win.cols))
     font = ImageFont.load_default(size=FONT_SIZE)
     panels = []
     for i, e in enumerate(variants):
         for j, kind in enumerate(KINDS):
             ep = picked[size, e, kind]
-            corner = (MARGIN + j * (side + MARGIN), HEADER + i * (side + TITLE) + TITLE)
+            corner = (MARGIN + j * (wide + MARGIN), HEADER + i * (high + TITLE) + TITLE)
             panels.append((ep, corner, title(ep, e, kind, world.ends.failure_words)))
-    width = MARGIN + 2 * (side + MARGIN)
-    canvas = Image.new("RGB", (width, HEADER + len(variants) * (side + TITLE) + MARGIN), BACKGROUND)
+    width = MARGIN + 2 * (wide + MARGIN)
+    canvas = Image.new("RGB", (width, HEADER + len(variants) * (high + TITLE) + MARGIN), BACKGROUND)
     draw = ImageDraw.Draw(canvas)
     draw.fontmode = "1"  # no antialiasing: the GIF's palette stays the few colours drawn
     draw.text(
@@ -115,7 +116,7 @@ def write(params, world, picked: dict, size: int, out: Path) -> Path:
     for ep, (x, y), text in panels:
         draw.text((x, y - TITLE + 1), text, fill=INK, font=font, spacing=1)
         # the frame marks the maze's border, whose cells are as white as the page
-        draw.rectangle((x - 1, y - 1, x + side, y + side), fill=EMPTY_PANEL, outline=INK)
+        draw.rectangle((x - 1, y - 1, x + wide, y + high), fill=EMPTY_PANEL, outline=INK)
     live = [p for p in panels if p[0] is not None]
     last = {id(p): min(p[0].row["steps"], params.explorer.max_steps) for p in live}
     steps = max(last.values(), default=0)
@@ -123,10 +124,10 @@ def write(params, world, picked: dict, size: int, out: Path) -> Path:
     for f in range(steps + 1):
         image = canvas.copy()
         for panel in live:
-            draw_panel(image, panel, f, scale, cells)
+            draw_panel(image, panel, f, scale, cells, win)
         # a finished episode's panel stays as it is: drawn once into the canvas, then left
         for panel in [p for p in live if last[id(p)] == f]:
-            draw_panel(canvas, panel, f, scale, cells)
+            draw_panel(canvas, panel, f, scale, cells, win)
         live = [p for p in live if last[id(p)] > f]
         frames.append(image.quantize(palette=colours, dither=Image.Dither.NONE))
     frames += [frames[-1]] * HOLD
@@ -137,6 +138,7 @@ def write(params, world, picked: dict, size: int, out: Path) -> Path:
     return path
 
 
-def write_all(params, world, picked: dict, out: Path) -> list[Path]:
+def write_all(params, world, picked: dict, windows: dict, out: Path) -> list[Path]:
+    """Every grid size's GIF; windows: {size: window.Window}."""
     (out / FOLDER).mkdir(parents=True, exist_ok=True)
-    return [write(params, world, picked, n, out) for n in params.data.suite_sizes]
+    return [write(params, world, picked, n, windows[n], out) for n in params.data.suite_sizes]

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dtpe.explorer import animations, embeddings, traces
+from dtpe.explorer import animations, embeddings, traces, window
 from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
 from dtpe.model.encodings import variant
@@ -94,10 +94,6 @@ class Episode:
     attention: list = field(default_factory=list)
     """per step, (L, H, 3w - 1) attention of its state token (the page's episodes only)"""
 
-    @property
-    def loop(self) -> int | None:
-        return traces.loop_step(self.replay.frames, self.replay.milestone)
-
 
 def disagrees(record: dict, rows: pd.DataFrame, layout: int) -> bool:
     """Whether a played episode's outcome differs from its CSV row (or it has none)."""
@@ -113,7 +109,14 @@ def checked(name, variant, seed, lay, layout, rows, played, params, world) -> Ep
         raise ValueError(f"{name}: no grid-sweep row for {lay.size}x{lay.size} layout {layout}")
     row, rec = rows.loc[layout], played[layout]
     one = lay.subset(np.flatnonzero(lay.ids == layout))
-    rep = traces.replay(world, one, rec["actions"], params.env, params.evaluate.target_return)
+    rep = traces.replay(
+        world,
+        one,
+        rec["actions"],
+        params.env,
+        params.evaluate.target_return,
+        keep=params.explorer.max_steps,
+    )
     said = (bool(row.success), int(row.steps))
     if (rec["success"], rec["steps"]) != said or rep.success != said[0]:
         raise ValueError(
@@ -173,6 +176,18 @@ def collect(params, world, data_dir: Path, models: dict, grid: pd.DataFrame):
     return page, picked
 
 
+def drawn(params, episodes: list[Episode]) -> dict[int, window.Window]:
+    """{grid size: the window of its grids that the page and the animations draw}, covering
+    the shown steps of every episode of that size (each replay keeps only those)."""
+    paths: dict[int, list] = {}
+    for ep in episodes:
+        paths.setdefault(ep.size, []).append(ep.replay.cells)
+    shapes = {ep.size: ep.replay.frames.shape[1:] for ep in episodes}
+    return {
+        n: window.covering(shapes[n], paths[n], params.explorer.max_cells) for n in sorted(paths)
+    }
+
+
 def model_table(params) -> list[dict]:
     """The page's models: name, its k and t encodings (parsed from the variant name), seed."""
     out = []
@@ -196,13 +211,14 @@ def run(params, data_dir: Path, models_dir: Path, grid_dir: Path, out: Path) -> 
         for name in (m["name"] for m in model_table(params))
     }
     page, picked = collect(params, world, data_dir, models, grid)
+    windows = drawn(params, page + [ep for ep in picked.values() if ep is not None])
     cfg = next(iter(models.values())).cfg
     raw = explorer_page.blob(
-        params, world, data_dir, model_table(params), page, (cfg.n_layers, cfg.n_heads)
+        params, world, data_dir, model_table(params), page, (cfg.n_layers, cfg.n_heads), windows
     )
     out.mkdir(parents=True, exist_ok=True)
     explorer_page.write(out / PAGE, selection_text(params), raw)
     paths = [out / PAGE]
-    paths += animations.write_all(params, world, picked, out)
+    paths += animations.write_all(params, world, picked, windows, out)
     paths.append(embeddings.draw(params, models, out))
     return paths

@@ -36,60 +36,62 @@ def quantize_attention(rows: list[np.ndarray]) -> np.ndarray:
     return np.round(np.sqrt(flat) * ATTENTION_LEVELS).astype(np.uint8)
 
 
-def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: int):
+def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: int, win):
     """(the episode's JSON record, its binary part) for an explorer.Episode of layout `grid`
-    (N, N), of which the first `shown` steps are kept."""
-    n, rep = ep.size, ep.replay
+    (R, C), of which the first `shown` steps are kept, its cells as indices in window `win`."""
+    rep = ep.replay
     reached = np.flatnonzero(rep.milestone[: shown + 1])
     probs = np.round(np.asarray(ep.played["probs"][:shown]).clip(0, 1) * 255).astype(np.uint8)
     binary = probs.tobytes() + quantize_attention(ep.attention[:shown]).tobytes()
     record = {
         "m": model_index,
-        "size": n,
+        "size": ep.size,
         "layout": ep.layout,
         "success": ep.row["success"],
         "failed": ep.replay.failure,
         "steps": ep.row["steps"],
         "shown": shown,
         "optimal": ep.row["optimal"],
-        "loop": ep.loop,
+        "loop": rep.loop,
         "milestone": int(reached[0]) if len(reached) else None,
         "ground": rep.ground[: shown + 1].tolist(),
         "heading": None if rep.heading is None else rep.heading[: shown + 1].tolist(),
         "actions": "".join(str(int(a)) for a in ep.played["actions"][:shown]),
         "rtg": np.round(rep.rtg[:shown].astype(float), 4).tolist(),
-        "cells": (rep.cells[: shown + 1, 0] * n + rep.cells[: shown + 1, 1]).tolist(),
-        "changes": [changes(frame, grid) for frame in rep.frames[: shown + 1]],
+        "cells": win.index(rep.cells[: shown + 1]).tolist(),
+        "changes": [changes(win.crop(f), win.crop(grid)) for f in rep.frames[: shown + 1]],
         "off": offset,
     }
     return record, binary
 
 
 def changes(frame: np.ndarray, grid: np.ndarray) -> list[list[int]]:
-    """[cell (row * N + col), code] of each cell where observation `frame` differs from its
+    """[cell (row-major index), code] of each cell where observation `frame` differs from its
     layout's `grid`: the agent, and whatever it has moved (the key, the door)."""
     return [[int(i), int(frame.flat[i])] for i in np.flatnonzero(frame.ravel() != grid.ravel())]
 
 
-def layouts_json(suites: dict, episodes) -> dict:
-    """{size: {layout id: {grid: row-major codes as one string of base-36 digits, start:
-    row * N + col}}} of the layouts the episodes play. suites: {size: Layouts}."""
+def layouts_json(suites: dict, episodes, windows: dict) -> dict:
+    """{size: {layout id: {grid: row-major codes of its window as one string of base-36 digits,
+    start: its index in the window}}} of the layouts the episodes play. suites: {size:
+    Layouts}; windows: {size: window.Window}."""
     out = {}
     for n in sorted({ep.size for ep in episodes}):
-        lay = suites[n]
+        lay, win = suites[n], windows[n]
         out[str(n)] = {}
         for i in sorted({ep.layout for ep in episodes if ep.size == n}):
             (j,) = np.flatnonzero(lay.ids == i)
+            codes = win.crop(lay.grid[j]).ravel()
             out[str(n)][str(i)] = {
-                "grid": "".join(np.base_repr(c, 36).lower() for c in lay.grid[j].ravel()),
-                "start": int(lay.start[j, 0] * n + lay.start[j, 1]),
+                "grid": "".join(np.base_repr(c, 36).lower() for c in codes),
+                "start": int(win.index(lay.start[j])),
             }
     return out
 
 
-def blob(params, world, data_dir, models: list[dict], episodes, shape: tuple[int, int]) -> bytes:
+def blob(params, world, data_dir, models: list[dict], episodes, shape, windows: dict) -> bytes:
     """The page's data, uncompressed: `world` the run's; models: [{name, k, t, seed}]; shape:
-    (layers, heads)."""
+    (layers, heads); windows: {size: window.Window}, what is drawn of each size's grids."""
     suites = {
         n: dataset.load_suite(data_dir, n, params.env)[0]
         for n in sorted({ep.size for ep in episodes})
@@ -100,7 +102,7 @@ def blob(params, world, data_dir, models: list[dict], episodes, shape: tuple[int
         lay = suites[ep.size]
         grid = lay.grid[np.flatnonzero(lay.ids == ep.layout)[0]]
         shown = min(ep.row["steps"], params.explorer.max_steps)
-        record, binary = episode_record(ep, index[ep.model], offset, grid, shown)
+        record, binary = episode_record(ep, index[ep.model], offset, grid, shown, windows[ep.size])
         records.append(record)
         parts.append(binary)
         offset += len(binary)
@@ -118,7 +120,8 @@ def blob(params, world, data_dir, models: list[dict], episodes, shape: tuple[int
         "failure": world.ends.failure_words,
         "colours": pictures.hex_colours(world.colours),
         "names": {str(c): name for c, name in world.legend.items()},
-        "layouts": layouts_json(suites, episodes),
+        "windows": {str(n): w.as_list() for n, w in sorted(windows.items())},
+        "layouts": layouts_json(suites, episodes, windows),
         "episodes": records,
     }
     text = json.dumps(head, separators=(",", ":")).encode()

@@ -59,90 +59,113 @@ def play(model, lay, params, wanted: np.ndarray, as_evaluated: bool = False) -> 
 
 @dataclass
 class Replay:
-    """One episode stepped again from its actions. T = steps."""
+    """One episode stepped again from its actions, its first K steps kept (K = the `keep` asked
+    for, or every step). T = steps."""
 
     frames: np.ndarray
-    """(T + 1, N, N) uint8, the full grid before each action and after the last (the stepper's
+    """(K + 1, R, C) uint8, the full grid before each kept action and after it (the stepper's
     `picture`)"""
     views: np.ndarray
-    """(T + 1, ...) uint8, what the model was given at those moments (the stepper's `observe`:
+    """(K + 1, ...) uint8, what the model was given at those moments (the stepper's `observe`:
     the full grid but in a world whose model sees less, MiniGrid Memory's 7 x 7 view)"""
     cells: np.ndarray
-    """(T + 1, 2) int64, the agent's (row, col) at those moments"""
+    """(K + 1, 2) int64, the agent's (row, col) at those moments"""
     milestone: np.ndarray
-    """(T + 1,) bool, the world's flag of the agent at those moments (Words.milestone: in the
+    """(K + 1,) bool, the world's flag of the agent at those moments (Words.milestone: in the
     maze and DoorKey, whether it holds the key)"""
     ground: np.ndarray
-    """(T + 1,) uint8, the code of what the agent stands on at those moments (World.ground)"""
+    """(K + 1,) uint8, the code of what the agent stands on at those moments (World.ground)"""
     heading: np.ndarray | None
-    """(T + 1,) int64, the way the agent faces at those moments; None in a world without"""
+    """(K + 1,) int64, the way the agent faces at those moments; None in a world without"""
     rtg: np.ndarray
-    """(T,) float32, the return-to-go the model was given before each action"""
+    """(K,) float32, the return-to-go the model was given before each kept action"""
     success: bool
     """whether the last action reached the goal"""
     failure: bool
     """whether the last action ended the episode in failure (its world's `ends`: Memory's other
     object), not at the step cap"""
+    loop: int | None
+    """the first step whose state was already seen, over the whole episode (Revisits)"""
 
     @property
     def states(self) -> np.ndarray:
-        """(T, ...) uint8, what the model saw: the observation before each action"""
+        """(K, ...) uint8, what the model saw: the observation before each kept action"""
         return self.views[:-1]
 
 
-def replay(world, lay, actions: np.ndarray, env, target_return: float) -> Replay:
+class Revisits:
+    """The first step (1-based: after that many actions) whose state was already seen, a bump
+    into a wall included; None while the episode never revisits one. The state is the full grid
+    (in DoorKey the heading and the door too) and the agent's milestone, which the grid does not
+    always show (Memory's cue seen: the expert turns round to see it and back, and has not
+    looped); a shortest path never revisits a state, so this is where the agent started to go
+    round. Fed one state at a time, so an episode of thousands of steps is never held whole."""
+
+    def __init__(self):
+        self.seen: set[tuple[bytes, bool]] = set()
+        self.steps = 0
+        self.first: int | None = None
+
+    def add(self, frame: np.ndarray, flag: bool) -> None:
+        state = (frame.tobytes(), bool(flag))
+        if self.first is None and state in self.seen:
+            self.first = self.steps
+        self.seen.add(state)
+        self.steps += 1
+
+
+def replay(world, lay, actions: np.ndarray, env, target_return: float, keep=None) -> Replay:
     """Steps layout `lay` (one layout of `world`, the run's) with `actions` in the world's
-    stepper; the return-to-go falls by each reward in float32, as in the rollout."""
+    stepper, keeping the first `keep` steps (None: all; the page shows `explorer.max_steps`,
+    and a 1,600-cell T-Maze episode's frames are 2.6 MB); the return-to-go falls by each reward
+    in float32, as in the rollout."""
     if len(lay) != 1:
         raise ValueError(f"replay takes one layout, got {len(lay)}")
+    keep = len(actions) if keep is None else min(keep, len(actions))
     game = world.replay_env(lay, env)
-    views = [game.reset()[0]]
-    frames = [game.picture()[0]]
-    cells, flags, ground, heading, rtg = [], [], [], [], []
+    view, frame = game.reset()[0], game.picture()[0]
+    revisits = Revisits()
+    moments: dict[str, list] = {k: [] for k in ("frames", "views", "cells", "flags", "ground")}
+    heading, rtg = [], []
     current = torch.tensor([float(target_return)])
-    for action in actions:
-        if game.done[0]:
-            raise ValueError(f"the episode ended after {len(rtg)} of {len(actions)} actions")
-        pos, flag = world.agent(game.state)
-        cells.append(pos[0].copy())
-        flags.append(bool(flag[0]))
-        ground.append(world.ground(lay, game.state)[0])
+
+    def note(pos, flag) -> None:
+        """the moment before the next action (or after the last), kept"""
+        for key, value in zip(
+            moments,
+            (frame, view, pos[0].copy(), bool(flag[0]), world.ground(lay, game.state)[0]),
+        ):
+            moments[key].append(value)
         heading.append(world.heading(game.state))
-        rtg.append(float(current[0]))
+
+    for t, action in enumerate(actions):
+        if game.done[0]:
+            raise ValueError(f"the episode ended after {t} of {len(actions)} actions")
+        pos, flag = world.agent(game.state)
+        revisits.add(frame, flag[0])
+        if t <= keep:
+            note(pos, flag)
+        if t < keep:
+            rtg.append(float(current[0]))
         obs, reward, _, _ = game.step(np.array([action]))
-        views.append(obs[0])
-        frames.append(game.picture()[0])
+        view, frame = obs[0], game.picture()[0]
         current -= torch.from_numpy(reward.astype(np.float32))
     pos, flag = world.agent(game.state)
-    ground.append(world.ground(lay, game.state)[0])
-    heading.append(world.heading(game.state))
+    revisits.add(frame, flag[0])
+    if keep == len(actions):
+        note(pos, flag)
     return Replay(
-        frames=np.stack(frames),
-        views=np.stack(views),
-        cells=np.stack([*cells, pos[0].copy()]),
-        milestone=np.array([*flags, bool(flag[0])]),
-        ground=np.array(ground, dtype=np.uint8),
+        frames=np.stack(moments["frames"]),
+        views=np.stack(moments["views"]),
+        cells=np.stack(moments["cells"]),
+        milestone=np.array(moments["flags"]),
+        ground=np.array(moments["ground"], dtype=np.uint8),
         heading=None if heading[0] is None else np.array([h[0] for h in heading], np.int64),
         rtg=np.array(rtg, dtype=np.float32),
         success=bool(game.success[0]),
         failure=bool(game.failure[0]),
+        loop=revisits.first,
     )
-
-
-def loop_step(frames: np.ndarray, milestone: np.ndarray) -> int | None:
-    """The first step (1-based: after that many actions) whose state was already seen, a bump
-    into a wall included; None if the episode never revisits one. The state is the full grid
-    (in DoorKey the heading and the door too) and the agent's milestone, which the grid does not
-    always show (Memory's cue seen: the expert turns round to see it and back, and has not
-    looped); a shortest path never revisits a state, so this is where the agent started to go
-    round."""
-    seen = set()
-    for t, (frame, flag) in enumerate(zip(frames, milestone)):
-        state = (frame.tobytes(), bool(flag))
-        if state in seen:
-            return t
-        seen.add(state)
-    return None
 
 
 @torch.no_grad()
@@ -169,9 +192,11 @@ def attention(model, rep: Replay, actions: np.ndarray, context: int):
     )
     logits.append(out[0])
     w = torch.stack(weights, 1)[0]  # (L, H, 3F, 3F)
+    # each row copied out: a view would keep the whole (windows, L, H, 3K, 3K) map alive, ~35
+    # MB an episode at context 32, which took a T-Maze run's explore step past 24 GiB
     for t in range(first):
         q = TOKENS_PER_STEP * t + 1  # step t's state token
-        rows.append(w[:, :, q, : q + 1].cpu().numpy())
+        rows.append(w[:, :, q, : q + 1].cpu().numpy().copy())
     if steps > context:
         # Sliding windows: one per later step, each re-indexed from k = 0, run as one batch.
         idx = torch.arange(context, steps, device=dev)[:, None] - context + 1
@@ -180,5 +205,5 @@ def attention(model, rep: Replay, actions: np.ndarray, context: int):
         logits.append(out[:, -1])
         w = torch.stack(weights, 1)  # (S, L, H, 3K, 3K)
         q = TOKENS_PER_STEP * (context - 1) + 1
-        rows.extend(w[:, :, :, q, : q + 1].cpu().numpy())
+        rows.extend(w[:, :, :, q, : q + 1].cpu().numpy().copy())
     return rows, torch.cat(logits).float().cpu().numpy()
