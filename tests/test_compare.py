@@ -12,7 +12,7 @@ import pytest
 from test_stats import synthetic_params, write_inputs
 
 from dtpe import cli
-from dtpe.analysis import compare, stats
+from dtpe.analysis import compare, stats, tables
 
 RUNS = {"three": [1, 2, 3], "two": [1, 2]}
 
@@ -91,9 +91,9 @@ def test_success_is_each_runs_success_by_grid(runs, written):
 
 def test_markdown_has_a_column_per_run_and_the_figure_is_written(written):
     text = (written / "compare.md").read_text()
-    header = next(line for line in text.splitlines() if line.startswith("| Grid"))
-    assert [c.strip() for c in header.strip("|").split("|")][2:] == list(RUNS)
-    assert "| 10×10  | rope − learned" in text and "Holm p" in text
+    header = next(line for line in text.splitlines() if line.startswith("| World"))
+    assert [c.strip() for c in header.strip("|").split("|")][3:] == list(RUNS)
+    assert "| maze    | 10×10  | rope − learned" in text and "Holm p" in text
     png = (written / "compare.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
 
@@ -106,10 +106,34 @@ def test_the_figure_shows_the_pairs_two_runs_have(written):
         variant=lambda t: t.variant + " alone"
     )
     shown = compare.figure(pd.concat([table, alone]), {label: 0.95 for label in RUNS})
-    pairs = {t.get_text() for t in shown.axes[0].get_yticklabels()}
-    assert pairs == set(table[table.kind == "difference"].variant)
+    assert pair_labels(shown) == [set(table[table.kind == "difference"].variant)]
     only = compare.figure(alone, {"two": 0.95})
-    assert {t.get_text() for t in only.axes[0].get_yticklabels()} == set(alone.variant)
+    assert pair_labels(only) == [set(alone.variant)]
+
+
+def pair_labels(fig) -> list[set[str]]:
+    """Each world's row of panels: the pairs its first panel lists."""
+    return [{t.get_text() for t in sub.axes[0].get_yticklabels()} for sub in fig.subfigs]
+
+
+def test_each_world_has_its_own_row_of_panels(written):
+    """Grid sizes mean different things in different worlds: a run of another world gets its
+    own row, its pairs and sizes apart, and compare.md names each row's world."""
+    table = pd.read_csv(written / "compare.csv")
+    assert set(table.world) == {"maze"}
+    other = table[table.run.isin(["two", "three"])].assign(
+        world="tmaze", run=lambda t: t.run + "-t", grid_size=lambda t: t.grid_size * 100
+    )
+    both = pd.concat([table, other])
+    confidence = {label: 0.95 for label in both.run.unique()}
+    fig = compare.figure(both, confidence)
+    assert [sub._suptitle.get_text() for sub in fig.subfigs] == ["maze", "tmaze"]
+    sizes = [[ax.get_title() for ax in sub.axes if ax.get_visible()] for sub in fig.subfigs]
+    assert sizes[1] == [tables.grid_label(n) for n in sorted(other.grid_size.unique())]
+    assert not set(sizes[0]) & set(sizes[1])
+    text = compare.markdown(both, confidence)
+    rows = [r for r in text.splitlines() if r.startswith("| tmaze")]
+    assert rows and all(r.split("|")[1].strip() == "tmaze" for r in rows)
 
 
 def test_a_missing_run_is_named_and_nothing_is_written(runs, tmp_path, capsys):

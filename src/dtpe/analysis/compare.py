@@ -53,6 +53,7 @@ STATS = (*NEEDED, "methods.json", "design.json", "decisions.csv")
 """what is read from each run's results/stats/"""
 COLUMNS = [
     "run",
+    "world",
     "grid_size",
     "kind",
     "variant",
@@ -61,9 +62,10 @@ COLUMNS = [
     "ci_high_pct",
     "p_holm",
 ]
-"""compare.csv: kind `success` (variant: one variant; estimate: its mean success) or
-`difference` (variant: a pair, "a − b"; estimate: the difference of their mean success, in
-points); the interval at the run's own confidence; p_holm for a difference only"""
+"""compare.csv: the run's world (its design.json's); kind `success` (variant: one variant;
+estimate: its mean success) or `difference` (variant: a pair, "a − b"; estimate: the difference
+of their mean success, in points); the interval at the run's own confidence; p_holm for a
+difference only"""
 MARKERS = "osD^vPX*"
 NOT_RUN = "not run"
 """a Markdown cell of a variant or pair that run does not have"""
@@ -99,7 +101,8 @@ def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, f
                 )
     frames, confidence = [], {}
     for run, label in zip(map(Path, runs), labels):
-        frames.append(numbers(stats_dir(run), label))
+        world = json.loads((stats_dir(run) / "design.json").read_text())["world"]
+        frames.append(numbers(stats_dir(run), label, world))
         confidence[label] = tables.methods(stats_dir(run))["confidence"]
     return pd.concat(frames, ignore_index=True), confidence
 
@@ -180,7 +183,7 @@ def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
     return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
 
 
-def numbers(stats: Path, label: str) -> pd.DataFrame:
+def numbers(stats: Path, label: str, world: str) -> pd.DataFrame:
     """One run's rows: per grid size its variants' success, then its pairs' differences, each
     in the order its stats step wrote them."""
     success = tables.read(stats, "success_by_grid")
@@ -213,6 +216,7 @@ def numbers(stats: Path, label: str) -> pd.DataFrame:
         ignore_index=True,
     )
     frame.insert(0, "run", label)
+    frame.insert(1, "world", world)
     return frame.sort_values("grid_size", kind="stable")[COLUMNS]
 
 
@@ -255,15 +259,19 @@ def cell(row) -> str:
 
 
 def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
-    keys = ["grid_size", "kind", "variant"]
+    keys = ["world", "grid_size", "kind", "variant"]
     cells = table.assign(cell=[cell(row) for row in table.itertuples()])
     wide = cells.pivot(index=keys, columns="run", values="cell")
-    # rows in the runs' own order (grid size, then success before differences), runs as given
-    order = cells.assign(kind_rank=cells.kind.eq("difference"))
-    order = order.sort_values(["grid_size", "kind_rank"], kind="stable").drop_duplicates(keys)
+    # rows by world in the runs' order, then the runs' own order (grid size, then success
+    # before differences); runs as given
+    worlds = {w: i for i, w in enumerate(dict.fromkeys(table.world))}
+    order = cells.assign(kind_rank=cells.kind.eq("difference"), world_rank=cells.world.map(worlds))
+    order = order.sort_values(["world_rank", "grid_size", "kind_rank"], kind="stable")
+    order = order.drop_duplicates(keys)
     wide = wide.reindex(pd.MultiIndex.from_frame(order[keys]))[list(dict.fromkeys(table.run))]
     shown = wide.fillna(NOT_RUN).reset_index()
     shown.insert(0, "Grid", shown.pop("grid_size").map(tables.grid_label))
+    shown.insert(0, "World", shown.pop("world"))
     shown = shown.drop(columns="kind").rename(columns={"variant": "Variant or a − b"})
     caption = (
         "Each run's own statistics (its results/stats/), side by side. A variant: mean success "
@@ -276,33 +284,45 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
 
 
 def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
-    """Per grid size (panels), each pair's difference a − b with its interval (rows), one
-    colour and marker per run, the runs of a pair side by side. Only the pairs two or more
-    runs have, where there are any: a pair of one run compares no runs, and the Memory run
+    """A row of panels per world (grid sizes mean different things in different worlds), a
+    panel per grid size: each pair's difference a − b with its interval (rows), one colour and
+    marker per run, the runs of a pair side by side. Only the pairs two or more runs of the
+    world have, where there are any: a pair of one run compares no runs, and the Memory run
     alone has 190 (compare.md keeps every pair)."""
     pairs_table = table[table.kind == "difference"]
-    shared = pairs_table.groupby("variant").run.transform("nunique") > 1
+    shared = pairs_table.groupby(["world", "variant"]).run.transform("nunique") > 1
     if shared.any():
         pairs_table = pairs_table[shared]
-    sizes = sorted(pairs_table.grid_size.unique())
-    pairs = list(dict.fromkeys(pairs_table.variant))
     runs = list(dict.fromkeys(table.run))
+    worlds = list(dict.fromkeys(pairs_table.world))
+    widest = int(pairs_table.groupby("world").grid_size.nunique().max())
+    heights = [1.2 + 0.45 * pairs_table[pairs_table.world == w].variant.nunique() for w in worlds]
+    fig = Figure(figsize=(2.2 + 2.6 * widest, 0.6 + sum(heights)), layout="constrained")
     cmap = colormaps["tab10"]
-    fig = Figure(figsize=(2.2 + 2.6 * len(sizes), 1.6 + 0.45 * len(pairs)), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(sizes), sharey=True, sharex=True))
-    rows = {pair: len(pairs) - 1 - i for i, pair in enumerate(pairs)}  # the first pair on top
     # vertical offsets keep the runs of one pair apart, the first run on top as in the legend
-    offsets = np.linspace(0.25, -0.25, len(runs)) if len(runs) > 1 else [0.0]
-    for ax, size in zip(axes, sizes):
-        ax.axvline(0, color="black", linewidth=0.8)
-        for i, (run, offset) in enumerate(zip(runs, offsets)):
-            own = pairs_table[(pairs_table.run == run) & (pairs_table.grid_size == size)]
-            y = own.variant.map(rows) + offset
-            colour = cmap(i % cmap.N)
-            ax.hlines(y, own.ci_low_pct, own.ci_high_pct, colors=[colour])
-            ax.scatter(own.estimate_pct, y, color=colour, marker=MARKERS[i % len(MARKERS)], s=20)
-        ax.set(title=tables.grid_label(size), xlabel="Δ success a − b (pp)")
-    axes[0].set_yticks(list(rows.values()), list(rows))
+    offsets = dict(zip(runs, np.linspace(0.25, -0.25, len(runs)) if len(runs) > 1 else [0.0]))
+    rows_of = np.atleast_1d(fig.subfigures(len(worlds), 1, height_ratios=heights))
+    for sub, world in zip(rows_of, worlds):
+        own_world = pairs_table[pairs_table.world == world]
+        sizes = sorted(own_world.grid_size.unique())
+        pairs = list(dict.fromkeys(own_world.variant))
+        rows = {pair: len(pairs) - 1 - i for i, pair in enumerate(pairs)}  # the first on top
+        axes = np.atleast_1d(sub.subplots(1, widest, sharey=True, sharex=True))
+        for ax in axes[len(sizes) :]:
+            ax.set_visible(False)
+        for ax, size in zip(axes, sizes):
+            ax.axvline(0, color="black", linewidth=0.8)
+            for i, run in enumerate(runs):
+                own = own_world[(own_world.run == run) & (own_world.grid_size == size)]
+                y = own.variant.map(rows) + offsets[run]
+                colour = cmap(i % cmap.N)
+                ax.hlines(y, own.ci_low_pct, own.ci_high_pct, colors=[colour])
+                ax.scatter(
+                    own.estimate_pct, y, color=colour, marker=MARKERS[i % len(MARKERS)], s=20
+                )
+            ax.set(title=tables.grid_label(size), xlabel="Δ success a − b (pp)")
+        axes[0].set_yticks(list(rows.values()), list(rows))
+        sub.suptitle(world, x=0.0, ha="left", fontweight="bold")
     fig.legend(
         handles=[
             Line2D([], [], color=cmap(i % cmap.N), marker=MARKERS[i % len(MARKERS)], label=run)
