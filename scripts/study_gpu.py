@@ -72,8 +72,6 @@ it undo both (`git reset -q -- dvc-store runs` and drop the two exclude lines).
 from __future__ import annotations
 
 import argparse
-import hashlib
-import io
 import json
 import os
 import shlex
@@ -82,7 +80,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -94,6 +91,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if not (ROOT / "src" / "dtpe").is_dir():
     raise SystemExit(f"{__file__}: expected the package at {ROOT / 'src' / 'dtpe'}")
 sys.path.insert(0, str(ROOT / "src"))  # the device runs the working tree, not an installed copy
+
+# the runner's other two jobs, beside it in scripts/ (on sys.path: the script's own folder)
+import gpu_machine  # noqa: E402
+from study_pack import code_version, json_or_none, md5s, replace, write_tar  # noqa: E402
 
 from dtpe import names, pipeline  # noqa: E402
 from dtpe import params as params_mod  # noqa: E402
@@ -300,39 +301,23 @@ class Study:
 
     def sample_gpu(self) -> None:
         """GPU use every GPU_SAMPLE_S while the steps run: whether more jobs would fit."""
-        query = "--query-gpu=utilization.gpu,memory.used,memory.total"
         while self.clock.remaining() > 0 and not self.ended.is_set():
-            try:
-                out = subprocess.run(
-                    ["nvidia-smi", query, "--format=csv,noheader,nounits"],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                ).stdout.split("\n")[0]
-                util, used, total = (float(v) for v in out.split(","))
-                self.gpu_samples.append(
-                    {
-                        "t_s": self.clock.now(),
-                        "util_pct": util,
-                        "mem_used_mib": used,
-                        "mem_total_mib": total,
-                    }
-                )
-            except (OSError, ValueError, subprocess.SubprocessError):
+            if (sample := gpu_machine.sample()) is None:
                 return
+            self.gpu_samples.append({"t_s": self.clock.now(), **sample})
             self.ended.wait(GPU_SAMPLE_S)
 
     def run(self) -> int:
         if shutil.which("nvidia-smi"):
             threading.Thread(target=self.sample_gpu, daemon=True).start()
         if self.args.mps == "auto" and self.probe["cuda"]:
-            self.mps = start_mps(self.work / "mps")
+            self.mps = gpu_machine.start_mps(self.work / "mps")
             print(f"study_gpu: MPS {self.mps['status']}", flush=True)
         try:
             return self.run_steps()
         finally:
             if self.mps["status"] == "started":
-                stop_mps()
+                gpu_machine.stop_mps()
 
     def run_steps(self) -> int:
         for step in self.setup:
@@ -456,42 +441,6 @@ class Study:
         return OK
 
 
-MPS_CONTROL = "nvidia-cuda-mps-control"
-
-
-def start_mps(folder: Path) -> dict:
-    """CUDA's multi-process service for the steps this process starts (they inherit its
-    environment), kept only if a CUDA context then opens: where it cannot, the steps share the
-    GPU in turns as without it. Measured on an H200, nine study-size trainings of two epochs:
-    28 s in turns, 20 s under MPS (a first start of each included)."""
-    if not shutil.which(MPS_CONTROL):
-        return {"status": f"not started: no {MPS_CONTROL}"}
-    env = {
-        "CUDA_MPS_PIPE_DIRECTORY": str(folder / "pipe"),
-        "CUDA_MPS_LOG_DIRECTORY": str(folder / "log"),
-    }
-    for path in env.values():
-        Path(path).mkdir(parents=True, exist_ok=True)
-    os.environ.update(env)
-    check = "import torch; torch.zeros(1, device='cuda')"
-    try:
-        subprocess.run([MPS_CONTROL, "-d"], check=True, capture_output=True, timeout=30)
-        subprocess.run([sys.executable, "-c", check], check=True, capture_output=True, timeout=90)
-        return {"status": "started", **env}
-    except (OSError, subprocess.SubprocessError) as e:
-        stop_mps()
-        for name in env:
-            os.environ.pop(name)
-        return {"status": f"not started: {type(e).__name__}: {str(e)[-300:]}"}
-
-
-def stop_mps() -> None:
-    try:
-        subprocess.run([MPS_CONTROL], input="quit\n", text=True, capture_output=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        pass  # the machine is handed back after the command anyway
-
-
 def stop(proc: subprocess.Popen) -> int:
     """SIGTERM to the step's process group, SIGKILL if it is still there after 10 s."""
     for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
@@ -504,99 +453,6 @@ def stop(proc: subprocess.Popen) -> int:
         except subprocess.TimeoutExpired:
             continue
     return proc.wait()
-
-
-def replace(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def write_tar(path: Path, base: Path, folder: Path, tail: int | None) -> None:
-    """The files under `folder` (not dtpe's half-written `.name.*` temporaries), named
-    relative to `base`; with `tail`, each cut to its last `tail` bytes."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for f in sorted(folder.rglob("*")) if folder.is_dir() else []:
-            rel = f.relative_to(base)
-            if not f.is_file() or any(part.startswith(".") for part in rel.parts):
-                continue
-            data = f.read_bytes()
-            if tail is not None and len(data) > tail:
-                data = f"[first {len(data) - tail} bytes cut]\n".encode() + data[-tail:]
-            info = tarfile.TarInfo(rel.as_posix())
-            info.size, info.mtime, info.mode = len(data), int(f.stat().st_mtime), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    replace(path, buf.getvalue())
-
-
-def md5s(folder: Path) -> dict[str, str]:
-    return {
-        f.relative_to(folder).as_posix(): hashlib.md5(f.read_bytes()).hexdigest()
-        for f in sorted(folder.rglob("*"))
-        if f.is_file()
-    }
-
-
-def json_or_none(path: Path):
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
-def code_version() -> dict:
-    """The git commit (and whether src/ or the params differ from it) where .git is there, and
-    always the sha256 of src/dtpe's files, each as `path NUL bytes` in path order: the device
-    gets the working tree without .git, so the hash is what ties its results to a commit (the
-    same function run in a checkout of that commit gives the same hash)."""
-    h = hashlib.sha256()
-    package = ROOT / "src" / "dtpe"
-    for f in sorted(package.rglob("*")):
-        rel = f.relative_to(package)
-        if f.is_file() and "__pycache__" not in rel.parts and f.suffix != ".pyc":
-            h.update(rel.as_posix().encode() + b"\0" + f.read_bytes())
-    version = {"src_sha256": h.hexdigest(), "git_commit": None, "git_dirty": None}
-    if (ROOT / ".git").exists() and shutil.which("git"):
-        git = ["git", "-C", str(ROOT)]
-        head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
-        if head.returncode == 0:
-            dirty = subprocess.run(
-                [*git, "status", "--porcelain", "--", "src", "params*.yaml"],
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
-            version.update(git_commit=head.stdout.strip(), git_dirty=bool(dirty))
-    return version
-
-
-PROBE = """
-import json, os, platform, sys, torch
-cuda = torch.cuda.is_available()
-cpu = platform.processor()
-if os.path.exists("/proc/cpuinfo"):
-    found = [l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")]
-    cpu = found[0].strip() if found else cpu
-print(json.dumps({
-    "name": torch.cuda.get_device_name(0) if cuda else "cpu: " + cpu,
-    "cuda": cuda, "gpus": torch.cuda.device_count(), "cuda_version": torch.version.cuda,
-    "torch": torch.__version__, "python": sys.version.split()[0], "cpu": cpu,
-    "cpu_cores": os.cpu_count(), "host": platform.node()}))
-"""
-
-
-def probe_device() -> dict:
-    """The device as the steps' python sees it (a separate process: this one keeps no CUDA
-    context), with nvidia-smi's name, memory and driver where there is one."""
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"study_gpu: the device probe failed:\n{done.stderr[-2000:]}")
-    info = json.loads(done.stdout)
-    if shutil.which("nvidia-smi"):
-        smi = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-        )
-        info["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
-    return info
 
 
 def numerics(args, params_mode: str, cuda: bool) -> dict:
@@ -794,7 +650,7 @@ def main(argv=None) -> int:
     ):
         print(f"study_gpu: --out {args.out} holds other files", file=sys.stderr)
         return USAGE
-    probe = probe_device()
+    probe = gpu_machine.probe_device()
     try:
         overlay = write_overlay(args, probe["cuda"])
     except params_mod.ParamsError as e:
