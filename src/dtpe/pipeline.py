@@ -477,13 +477,20 @@ def _torch_steps(cli: ast.Module) -> set[str]:
     raise ValueError("dtpe/cli.py has no _TORCH_STEPS")
 
 
+LOADING = ("dtpe.params", "dtpe.settings")
+"""modules every step runs whose own imports (validation's, the types' model and world) count
+for `check` alone"""
+
+
 def imports(subcommand: str) -> set[str]:
     """The dtpe modules `dtpe <subcommand>` imports, read from the source (nothing imported):
     those its cli function and the cli helpers it calls import, and theirs, transitively. Every
     step loads the params; their validation's own imports count for `check` alone."""
     tree = ast.parse((PACKAGE / "cli.py").read_text())
     cli = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-    todo, seen, modules = [f"cmd_{subcommand}"], set(), {"dtpe.cli", "dtpe.params"}
+    # every step loads the params: their types (settings) are read by all, their validation
+    # and the overlays' merge by `check` alone (their result is the validated file)
+    todo, seen, modules = [f"cmd_{subcommand}"], set(), {"dtpe.cli", "dtpe.params", "dtpe.settings"}
     if f"cmd_{subcommand}" in _torch_steps(tree):
         modules.add("dtpe.numerics")  # main pins and checks the kernels of these steps
     while todo:
@@ -500,7 +507,7 @@ def imports(subcommand: str) -> set[str]:
         if name in found:
             continue
         found.add(name)
-        if name == "dtpe.cli" or (name == "dtpe.params" and subcommand != "check"):
+        if name == "dtpe.cli" or (name in LOADING and subcommand != "check"):
             continue
         for node in ast.walk(ast.parse(module_file(name).read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
