@@ -109,6 +109,8 @@ PACKED = ("results.tar.gz", "logs.tar.gz", "study.json")
 # a model's steps that need its checkpoint and are quick come right after its training: the
 # checkpoint does not come back, so a budget that runs out later loses only the long sweeps
 FIRST = ("train", "attention", "seen")
+PER_MODEL = [s.name for s in pipeline.STEPS if s.per_model]
+"""a model's steps, as the pipeline declares them"""
 # exit codes: all done (extra seeds may be cut), a step failed, bad usage, study seeds cut
 OK, FAILED, USAGE, CUT = 0, 1, 2, 3
 
@@ -520,7 +522,7 @@ def seeds(text: str) -> list[int]:
 
 def model_steps(text: str) -> list[str]:
     wanted = [s.strip() for s in text.split(",") if s.strip()]
-    known = [s.name for s in pipeline.STEPS if s.per_model]
+    known = PER_MODEL
     if unknown := [s for s in wanted if s not in known]:
         raise argparse.ArgumentTypeError(
             f"{', '.join(unknown)}: not a per-model step (those are {', '.join(known)})"
@@ -594,7 +596,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--steps",
         type=model_steps,
-        default=[s.name for s in pipeline.STEPS if s.per_model],
+        default=list(PER_MODEL),
         help="each model's steps, comma-separated (default: all the per-model steps); "
         "a model whose other steps an earlier command made runs only what it lacks, which "
         "fits a short device budget",

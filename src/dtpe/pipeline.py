@@ -57,8 +57,7 @@ class Flag:
     nargs: str | None = None
 
 
-def _params_flag() -> Flag:
-    return Flag("--params", "{params}", "params file (default: params.yaml)", str, "params.yaml")
+PARAMS = Flag("--params", "{params}", "params file (default: params.yaml)", str, "params.yaml")
 
 
 def _folder(name: str, folder: str, what: str) -> Flag:
@@ -78,8 +77,7 @@ MODEL_FLAGS = (
 )
 
 
-def _checkpoint() -> Flag:
-    return Flag("--model", f"models/{MODEL}", "folder of the trained model")
+CHECKPOINT = Flag("--model", f"models/{MODEL}", "folder of the trained model")
 
 
 @dataclass(frozen=True)
@@ -165,7 +163,7 @@ STEPS = (
         "validate",
         "check",
         "validate the params file and write it as JSON",
-        (_params_flag(), Flag("--out", "results/params.json", "JSON file to write")),
+        (PARAMS, Flag("--out", "results/params.json", "JSON file to write")),
         inputs=("{params}",),
         outputs=(Out("results/params.json", persist=True),),
         params_file=None,
@@ -178,7 +176,7 @@ STEPS = (
         "data",
         "data",
         "generate the training episodes and evaluation suites",
-        (_params_flag(), _folder("--out", "data", "data folder to write")),
+        (PARAMS, _folder("--out", "data", "data folder to write")),
         inputs=(),
         outputs=(Out("data", folder=True, cache=True),),
         params=("data", "env"),
@@ -189,7 +187,7 @@ STEPS = (
         "train",
         "train one model",
         (
-            _params_flag(),
+            PARAMS,
             *MODEL_FLAGS,
             Flag(
                 "--out",
@@ -217,9 +215,9 @@ STEPS = (
         "evaluate",
         "the test split, grid and context sweeps of one model",
         (
-            _params_flag(),
+            PARAMS,
             *MODEL_FLAGS,
-            _checkpoint(),
+            CHECKPOINT,
             *(
                 Flag(
                     f"--out-{sweep}",
@@ -249,9 +247,9 @@ STEPS = (
         "seen",
         "one model on layouts it trained on, beside the test split",
         (
-            _params_flag(),
+            PARAMS,
             *MODEL_FLAGS,
-            _checkpoint(),
+            CHECKPOINT,
             Flag(
                 "--out",
                 f"results/eval/seen/{MODEL}.csv",
@@ -273,9 +271,9 @@ STEPS = (
         "reach",
         "one model at contexts shorter than the training one",
         (
-            _params_flag(),
+            PARAMS,
             *MODEL_FLAGS,
-            _checkpoint(),
+            CHECKPOINT,
             # the training context's episodes, played by the grid sweep
             Flag("--grid", f"results/eval/grid/{MODEL}.csv", "the model's grid sweep CSV"),
             Flag(
@@ -310,9 +308,9 @@ STEPS = (
         "attention",
         "attention analysis of one model",
         (
-            _params_flag(),
+            PARAMS,
             *MODEL_FLAGS,
-            _checkpoint(),
+            CHECKPOINT,
             Flag("--out", f"results/attention/{MODEL}.json", "JSON to write"),
         ),
         inputs=("data", f"models/{MODEL}"),
@@ -328,7 +326,7 @@ STEPS = (
         "explore",
         "the episode and attention explorer (explorer.html), episode GIFs, embedding similarity",
         (
-            _params_flag(),
+            PARAMS,
             THREADS,
             DATA,
             _folder("--models", "models", "checkpoints"),
@@ -361,7 +359,7 @@ STEPS = (
         "stats",
         "stats",
         "statistics over seeds and variants",
-        (_params_flag(), RESULTS, Flag("--out", "results/stats", "folder for the statistics")),
+        (PARAMS, RESULTS, Flag("--out", "results/stats", "folder for the statistics")),
         inputs=(
             *(
                 f"results/eval/{sweep}/{{model}}.csv"
@@ -379,7 +377,7 @@ STEPS = (
         "tables",
         "the study's tables as CSV, Markdown and LaTeX",
         (
-            _params_flag(),
+            PARAMS,
             Flag("--stats", "results/stats", "folder the stats step wrote"),
             Flag("--out", "results/tables", "folder for the tables"),
         ),
@@ -391,7 +389,7 @@ STEPS = (
         "figures",
         "figures",
         "Figures 1-7 as PNG and PDF",
-        (_params_flag(), DATA, RESULTS, Flag("--out", "figures", "folder for the figures")),
+        (PARAMS, DATA, RESULTS, Flag("--out", "figures", "folder for the figures")),
         inputs=("data", "results/stats", "results/train/{model}", "results/attention/{model}.json"),
         outputs=tuple(Out(f) for f in figures()),
         params=("study", "verdict", "data.suite_sizes", "model.context"),
@@ -402,7 +400,7 @@ STEPS = (
         "report",
         "figures/REPORT.md: every table and figure, params, timings",
         (
-            _params_flag(),
+            PARAMS,
             RESULTS,
             _folder("--figures", "figures", "figures folder"),
             Flag(
@@ -436,7 +434,7 @@ COMPARE = Step(
     "compare",
     "runs side by side from their own statistics (not a step of one run: `snakemake compare`)",
     (
-        _params_flag(),
+        PARAMS,
         Flag("--runs", "{runs}", "run folders, each with results/stats", nargs="+"),
         Flag("--labels", "{labels}", "one name per run, in the same order", str, nargs="+"),
         Flag("--out", "results/compare", "folder for compare.csv, .md, .png"),

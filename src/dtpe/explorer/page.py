@@ -39,7 +39,7 @@ def quantize_attention(rows: list[np.ndarray]) -> np.ndarray:
 def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: int, win):
     """(the episode's JSON record, its binary part) for an explorer.Episode of layout `grid`
     (R, C), of which the first `shown` steps are kept, its cells as indices in window `win`."""
-    rep = ep.replay
+    rep, drawn = ep.replay, win.crop(grid)
     reached = np.flatnonzero(rep.milestone[: shown + 1])
     probs = np.round(np.asarray(ep.played["probs"][:shown]).clip(0, 1) * 255).astype(np.uint8)
     binary = probs.tobytes() + quantize_attention(ep.attention[:shown]).tobytes()
@@ -59,7 +59,7 @@ def episode_record(ep, model_index: int, offset: int, grid: np.ndarray, shown: i
         "actions": "".join(str(int(a)) for a in ep.played["actions"][:shown]),
         "rtg": np.round(rep.rtg[:shown].astype(float), 4).tolist(),
         "cells": win.index(rep.cells[: shown + 1]).tolist(),
-        "changes": [changes(win.crop(f), win.crop(grid)) for f in rep.frames[: shown + 1]],
+        "changes": [changes(win.crop(f), drawn) for f in rep.frames[: shown + 1]],
         "off": offset,
     }
     return record, binary
