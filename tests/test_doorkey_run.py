@@ -138,8 +138,9 @@ def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
     for n in SIZES:
         lay, _ = dataset.load_suite(root / "data", n, params.env)
         wanted = lay.ids[[1, len(lay) - 2]]
-        alone = traces.play(model, lay, params, wanted)
-        batched = traces.play(model, lay, params, wanted, as_evaluated=True)
+        cap = params.env.cap(n)
+        alone = traces.play(model, lay, params, cap, wanted)
+        batched = traces.play(model, lay, params, cap, wanted, as_evaluated=True)
         for i in wanted:
             assert alone[i]["steps"] == batched[i]["steps"]
             np.testing.assert_array_equal(alone[i]["actions"], batched[i]["actions"])

@@ -82,7 +82,7 @@ def test_context_sweep_equals_playing_every_episode(tiny_data, long_params, vari
                 evaluate.suite_rows(
                     model,
                     *dataset.load_suite(tiny_data, size, long_params.env),
-                    long_params.env,
+                    long_params.env.cap(size),
                     context,
                     long_params,
                     variant,
@@ -117,9 +117,9 @@ def test_context_sweep_replays_what_a_context_can_change(tiny_data, long_params,
     assert grid.grid_size.nunique() == 2 and steps[8] == 24 and steps[10] == 30
     played, suite_rows = [], evaluate.suite_rows
 
-    def spy(model, lay, optimal_steps, env, context, *rest):
+    def spy(model, lay, optimal_steps, cap, context, *rest):
         played.append((context, lay.size, len(lay)))
-        return suite_rows(model, lay, optimal_steps, env, context, *rest)
+        return suite_rows(model, lay, optimal_steps, cap, context, *rest)
 
     monkeypatch.setattr(evaluate, "suite_rows", spy)
     evaluate.context_sweep(model, params, tiny_data, "rope", 1, grid)
@@ -148,7 +148,14 @@ def test_layouts_per_suite_plays_each_suites_first_layouts_in_every_sweep(tiny_d
         for _, rows in swept[swept.grid_size == size].groupby(["context", "rope_scaling"]):
             assert rows.layout_id.tolist() == first
         alone = evaluate.suite_rows(
-            model, lay.subset(slice(0, 3)), optimal[:3], cut.env, cut.model.context, cut, "rope", 1
+            model,
+            lay.subset(slice(0, 3)),
+            optimal[:3],
+            cut.env.cap(size),
+            cut.model.context,
+            cut,
+            "rope",
+            1,
         )
         pd.testing.assert_frame_equal(
             grid[grid.grid_size == size].reset_index(drop=True), alone, check_dtype=False
@@ -165,3 +172,44 @@ def test_a_bad_layouts_per_suite_is_refused_naming_the_key(tiny_raw_params, valu
     tiny_raw_params["evaluate"]["layouts_per_suite"] = value
     with pytest.raises(params.ParamsError, match="evaluate.layouts_per_suite"):
         params.check(tiny_raw_params)
+
+
+def test_evaluation_cap_is_the_worlds_or_a_multiple_of_the_longest_expert_episode(long_params):
+    size = 10
+    world = long_params.env.cap(size)  # 3 N: 30
+    assert long_params.evaluation_cap(size, 7) == world  # evaluate.expert_cap null
+    at = dataclasses.replace(long_params.evaluate, expert_cap=1.5)
+    capped = dataclasses.replace(long_params, evaluate=at)
+    assert capped.evaluation_cap(size, 7) == 11  # ceil(1.5 x 7)
+    assert capped.evaluation_cap(size, 25) == world  # never beyond the world's own cap
+
+
+def test_an_expert_cap_only_cuts_the_episodes_that_outlast_it(tiny_data, long_params):
+    """evaluate.expert_cap: every sweep plays each size to its multiple of the longest expert
+    episode there; an episode that ended before it is the one played to the world's cap, and the
+    stats stage reads the same caps from the rows."""
+    from dtpe.analysis import stats
+
+    capped = dataclasses.replace(
+        long_params,
+        evaluate=dataclasses.replace(long_params.evaluate, expert_cap=1.0, rope_scaling=["none"]),
+    )
+    model = model_for(capped, "rope", seed=3)
+    full = evaluate.grid_sweep(model, long_params, tiny_data, "rope", 1)
+    cut = evaluate.grid_sweep(model, capped, tiny_data, "rope", 1)
+    caps = evaluate.suite_caps(tiny_data, capped)
+    assert stats.evaluation_caps(capped, cut) == caps
+    for size, cap in caps.items():
+        longest = dataset.load_suite(tiny_data, size, capped.env)[1].max()
+        assert cap == longest < long_params.env.cap(size)
+        a, b = full[full.grid_size == size], cut[cut.grid_size == size]
+        assert b.steps.max() == cap  # the untrained model's failures run to it
+        ended = a.steps.to_numpy() < cap
+        np.testing.assert_array_equal(a[ended].steps, b[ended].steps)
+        np.testing.assert_array_equal(a[ended].success, b[ended].success)
+        assert (b[~ended].steps == cap).all()
+    swept = evaluate.context_sweep(model, capped, tiny_data, "rope", 1, cut)
+    assert (swept.steps <= swept.grid_size.map(caps)).all()
+    ends = stats.endings(pd.concat([cut, swept.drop(columns="rope_scaling")]), caps.__getitem__)
+    assert set(ends.cap) == set(caps.values())
+    assert ends.ended_pct_mean.between(0, 100).all()

@@ -135,8 +135,9 @@ def test_a_window_draws_a_short_side_whole_and_a_long_one_over_the_paths():
 def test_a_replay_keeps_its_first_steps_and_sees_the_whole_episode(built):
     root, params, _ = built
     model = checkpoint.load(root / "models" / "rope_s1")
-    lay, _ = dataset.load_suite(root / "data", params.data.suite_sizes[-1], params.env)
-    played = traces.play(model, lay, params, lay.ids)
+    size = params.data.suite_sizes[-1]
+    lay, _ = dataset.load_suite(root / "data", size, params.env)
+    played = traces.play(model, lay, params, params.env.cap(size), lay.ids)
     world = catalog.get(params.env.world)
     for i, rec in played.items():
         one = lay.subset(np.flatnonzero(lay.ids == i))
@@ -161,8 +162,9 @@ def test_an_episode_plays_alone_as_in_its_evaluation_batch(built):
         for n in params.data.suite_sizes:
             lay, _ = dataset.load_suite(root / "data", n, params.env)
             wanted = lay.ids[[0, len(lay) - 1]]  # from the first and the last batch
-            alone = traces.play(model, lay, params, wanted)
-            batched = traces.play(model, lay, params, wanted, as_evaluated=True)
+            cap = params.env.cap(n)
+            alone = traces.play(model, lay, params, cap, wanted)
+            batched = traces.play(model, lay, params, cap, wanted, as_evaluated=True)
             for i in wanted:
                 assert alone[i]["steps"] == batched[i]["steps"]
                 np.testing.assert_array_equal(alone[i]["actions"], batched[i]["actions"])
@@ -176,9 +178,9 @@ def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, m
     root, params, _ = built
     real, calls = traces.play, []
 
-    def tie_broken(model, lay, params, wanted, as_evaluated=False):
+    def tie_broken(model, lay, params, cap, wanted, as_evaluated=False):
         calls.append(as_evaluated)
-        out = real(model, lay, params, wanted, as_evaluated)
+        out = real(model, lay, params, cap, wanted, as_evaluated)
         if not as_evaluated:
             first = min(out)
             out[first] = {**out[first], "steps": out[first]["steps"] + 1}
@@ -203,7 +205,7 @@ def test_attention_is_the_models_and_the_rollouts_probabilities(built):
     root, params, _ = built
     model = checkpoint.load(root / "models" / "rope_s1")
     lay, _ = dataset.load_suite(root / "data", 10, params.env)
-    played = traces.play(model, lay, params, lay.ids)
+    played = traces.play(model, lay, params, params.env.cap(10), lay.ids)
     long = max(played, key=lambda i: played[i]["steps"])  # a window that slides
     rec = played[long]
     assert rec["steps"] > params.model.context
@@ -266,10 +268,11 @@ def test_animations_and_embedding_figure(built):
         assert abs(shown - want) <= 10 * gif.n_frames, (shown, want)
     assert Image.open(root / "figures" / embeddings.FILE).size[0] > 300
     model = checkpoint.load(root / "models" / "learned-t_learned_s1")
-    titles = [t for t, _ in embeddings.panels(params, {"m": model})]
+    longest = params.env.cap(max(params.data.suite_sizes))
+    titles = [t for t, _ in embeddings.panels(params, {"m": model}, longest)]
     assert titles == ["k: learned, m", "t: learned, m"]  # rope and sinusoids are not in it
     rope = checkpoint.load(root / "models" / "rope_s1")
-    assert [t for t, _ in embeddings.panels(params, {"a": rope})] == ["t: sinusoidal, a"]
+    assert [t for t, _ in embeddings.panels(params, {"a": rope}, longest)] == ["t: sinusoidal, a"]
 
 
 def chromium() -> str:

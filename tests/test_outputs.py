@@ -301,6 +301,18 @@ def write_stats(stats_dir, variants, seeds):
         90,
     )
     frames["milestone"] = pd.DataFrame(columns=horizon.MILESTONE_COLUMNS)  # nor a milestone
+    frames["endings"] = pd.DataFrame(
+        {
+            "grid_size": size,
+            "variant": e,
+            "context": CONTEXTS[0],
+            "ended_pct_mean": 100.0 if size == SIZES[0] else 50.0 * i,
+            "success_of_ended_pct_mean": float("nan") if i == 0 and size != SIZES[0] else 80.0,
+            "cap": 3 * size,
+        }
+        for size in SIZES
+        for i, e in enumerate(variants)
+    )
     for name, frame in frames.items():
         frame.to_csv(stats_dir / f"{name}.csv", index=False)
     (stats_dir / "methods.json").write_text(json.dumps(METHODS))
@@ -425,6 +437,21 @@ def test_every_table_in_three_formats(run):
     tex = (root / "tables" / "comparisons.tex").read_text()
     assert "\\begin{tabular}" in tex and "$\\alpha$" in tex and "−" not in tex
     assert list(pd.read_csv(root / "tables" / "training.csv").variant) == VARIANTS
+
+
+def test_endings_table_shows_each_variants_ended_share_and_its_success(run):
+    root, _ = run
+    header = shown_row(root / "tables" / "endings.md", "Grid")
+    assert header == ["Grid", "Context", "Cap", *VARIANTS]
+    big = SIZES[-1]
+    cells = shown_row(root / "tables" / "endings.md", f"{big}×{big}")
+    # none ended: no success of them; the rest: ended % (success % of those)
+    assert cells[2:] == [
+        str(3 * big),
+        "0 (–)",
+        *(f"{50 * i} (80)" for i in range(1, len(VARIANTS))),
+    ]
+    assert shown_row(root / "tables" / "endings.md", f"{SIZES[0]}×")[3] == "100 (80)"
 
 
 def test_success_table_shows_means_with_their_interval(run):

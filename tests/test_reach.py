@@ -44,7 +44,7 @@ def test_the_step_writes_every_rung_of_every_reach_size(tmp_path, tiny_raw_param
             evaluate.suite_rows(
                 model,
                 *dataset.load_suite(tiny_data, size, checked.env),
-                checked.env,
+                checked.env.cap(size),
                 context,
                 checked,
                 "rope",

@@ -105,7 +105,7 @@ def test_cached_and_uncached_rollouts_agree_over_the_whole_episode(
     if bound is not None and bound < context - 1:
         with pytest.raises(NotApplicable, match=variant):
             DecisionTransformerPolicy(model, context, 0.8)
-        rows = evaluate.suite_rows(model, lay, optimal, p.env, context, p, variant, 1)
+        rows = evaluate.suite_rows(model, lay, optimal, p.env.cap(SIZE), context, p, variant, 1)
         assert not rows.applicable.any() and rows.success.isna().all()
         return
     assert_same_rollouts(model, lay, p.env, context)
@@ -217,4 +217,37 @@ def test_a_whole_episode_context_shorter_than_an_episode_is_refused(
     ]
     assert cli.main(argv) == 2
     assert "evaluate.whole_episode" in capsys.readouterr().err
+    assert not any(out.exists() for out in outs)
+
+
+def test_a_whole_episode_context_shorter_than_an_expert_cap_is_refused_before_any_work(
+    tmp_path, tiny_raw_params, tiny_data, capsys
+):
+    """With evaluate.expert_cap the caps come from the suites' expert episodes: validation
+    cannot know them, so the evaluate step checks the longest context against every played
+    suite's cap before it loads the model."""
+    raw = tiny_raw_params
+    raw["evaluate"].update(whole_episode=True, expert_cap=1.0, contexts=[6, 7])
+    p = params.check(raw)  # shorter than the world's caps, accepted here
+    caps = evaluate.suite_caps(tiny_data, p)
+    longest = max(caps.values())
+    assert longest < p.env.cap(max(caps))
+    with pytest.raises(
+        ValueError, match=rf"evaluate.whole_episode.*expert_cap.*at least {longest}"
+    ):
+        evaluate.check_whole_episode(p, tiny_data)
+    at = dataclasses.replace(p.evaluate, contexts=[6, longest])
+    evaluate.check_whole_episode(dataclasses.replace(p, evaluate=at), tiny_data)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    outs = [tmp_path / f"{name}.csv" for name in ("test", "grid", "context")]
+    argv = ["evaluate", "--params", str(path), "--variant", "rope", "--seed", "1"]
+    argv += ["--data", str(tiny_data), "--model", str(tmp_path / "none")]
+    argv += [
+        a
+        for flag, out in zip(("--out-test", "--out-grid", "--out-context"), outs)
+        for a in (flag, str(out))
+    ]
+    assert cli.main(argv) == 1
+    assert "evaluate.whole_episode" in capsys.readouterr().err  # not the missing model
     assert not any(out.exists() for out in outs)

@@ -120,6 +120,7 @@ def cmd_evaluate(args, params):
     from dtpe import atomic
     from dtpe.steps import evaluate
 
+    evaluate.check_whole_episode(params, args.data)
     model = _load_model(args, params)
     test = evaluate.test_split(model, params, args.data, args.variant, args.seed)
     grid = evaluate.grid_sweep(model, params, args.data, args.variant, args.seed)

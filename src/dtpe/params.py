@@ -178,8 +178,9 @@ def _suite_sizes_only(p: Params, key: Callable[[tuple], str], at: tuple, sizes) 
 
 def _check_whole_episode(p: Params, key: Callable[[tuple], str]) -> None:
     """Where the whole episode is asked for, the longest evaluation context holds the longest
-    episode of every suite, its step cap."""
-    if not p.evaluate.whole_episode:
+    episode of every suite, its step cap; caps drawn from the suites (evaluate.expert_cap) are
+    checked by the evaluate step, before it plays (steps/evaluate.check_whole_episode)."""
+    if not p.evaluate.whole_episode or p.evaluate.expert_cap is not None:
         return
     longest = max(p.evaluate.contexts)
     size = max(p.data.suite_sizes, key=p.env.cap)

@@ -157,7 +157,12 @@ def targets(models: list[tuple[str, int]], world: str) -> list[str]:
 
 # what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
 # evaluation's sweeps (seen, reach) depends on these alone, so no sweep's knob reruns it
-_PLAYED = ("evaluate.target_return", "evaluate.batch_size", "evaluate.precision")
+_PLAYED = (
+    "evaluate.target_return",
+    "evaluate.batch_size",
+    "evaluate.precision",
+    "evaluate.expert_cap",
+)
 STEPS = (
     Step(
         "validate",

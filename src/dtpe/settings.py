@@ -4,6 +4,7 @@ makes them, from a file it has merged (overlays.py) and validated."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 from dtpe.model.config import Model, ModelConfig
@@ -103,6 +104,11 @@ class Evaluate:
     layouts_per_suite: int | None = None
     """the sweeps (and the reach ladder) play at most this many of each suite's layouts, its
     first; None: every one"""
+    expert_cap: float | None = None
+    """None: an evaluated episode plays to the world's step cap; a factor k: to the smaller of
+    that and k times the expert's longest episode among the layouts a sweep plays at that size
+    (a world whose cap far exceeds its episodes, MiniGrid's 5 N^2, spends its evaluation on
+    failures wandering to it)"""
 
 
 @dataclass(frozen=True)
@@ -254,6 +260,13 @@ class Params:
             return sorted(self.reach.sizes)
         suites = self.data.suite_sizes
         return sorted({max(suites), *(n for n in suites if n == self.data.train_size)})
+
+    def evaluation_cap(self, size: int, longest: int) -> int:
+        """The step cap of an evaluated episode at side `size`, where `longest` is the expert's
+        longest episode among the layouts played there (evaluate.expert_cap)."""
+        factor = self.evaluate.expert_cap
+        world = self.env.cap(size)
+        return world if factor is None else min(world, math.ceil(factor * longest))
 
     def model_config(self, variant: str) -> ModelConfig:
         """The config of variant `variant`'s model: the `model` group and the options of the

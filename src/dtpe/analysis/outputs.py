@@ -75,6 +75,7 @@ TABLES = (
     ("reach", "How far back each variant looks"),
     ("seen", "Layouts seen in training"),
     ("horizon", "Success horizon"),
+    ("endings", "How episodes ended"),
 )
 TABLE_NAMES = tuple(name for name, _ in TABLES)
 

@@ -1,7 +1,7 @@
 """figures/REPORT.md: the study's outputs in one page. Findings stated from the statistics
 stage's files (results/stats/): per grid size what the seed-level intervals resolve, the ranking,
 power, mechanisms, the confound and what is reproducible; the statistical methods in the stats
-stage's own words; the six figures (linked relative to the report), the seven Markdown tables,
+stage's own words; the six figures (linked relative to the report), the Markdown tables,
 the t-shift check per variant and seed, the wall time of each step, the code version and
 the params file used. The report computes no statistic: every number is rendered from
 results/stats/ or, for the translation check, from the attention stage's per-seed files."""

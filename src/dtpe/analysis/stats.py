@@ -117,8 +117,10 @@ def run(
         "iqm": iqm_table,
         "profile": profile_table,
     }
+    cap = evaluation_caps(params, grid).__getitem__
+    results["endings"] = endings(context, cap)
     ladder = ordered(read_episodes(reach_csvs), variants) if reach_csvs else None
-    results["reach"] = reach_success(ladder, success, grid, sp, train_context, params.env.cap)
+    results["reach"] = reach_success(ladder, success, grid, sp, train_context, cap)
     results["effective_context"] = reach.effective_context(results["reach"], train_context)
     seen = ordered(read_episodes(seen_csvs), variants) if seen_csvs else None
     results["seen"] = seen_success(seen, test, sp)
@@ -404,13 +406,20 @@ def reach_success(
     return frame.sort_values(["grid_size", "variant", "context"], kind="stable")[REACH_COLUMNS]
 
 
+def evaluation_caps(params, grid: pd.DataFrame) -> dict[int, int]:
+    """{suite size: the step cap its episodes played to}, from the grid sweep's rows (their
+    expert's steps: params.evaluation_cap, as the evaluation computed it)."""
+    longest = grid.groupby("grid_size").optimal_steps.max()
+    return {int(n): params.evaluation_cap(int(n), int(steps)) for n, steps in longest.items()}
+
+
 def endings(episodes: pd.DataFrame, cap) -> pd.DataFrame:
     """Per grid size, variant and context, means over seeds of the % of episodes that ended
     before the step cap `cap(size)` (in success, or in the world's failure: Memory's wrong
-    object) and the success % of those: where a short window loses the cue, a model that still
-    reaches an object picks one at chance (50 %), and one that does not wanders to the cap. A
-    seed none of whose episodes ended has no success % of them (left out of that mean)."""
-    played = episodes[episodes.applicable]
+    object) and the success % of those, and the cap: where a short window loses the cue, a model
+    that still reaches an object picks one at chance (50 %), and one that does not wanders to the
+    cap. A seed none of whose episodes ended has no success % of them (left out of that mean)."""
+    played = episodes[episodes.applicable.astype(bool)]
     caps = played.grid_size.map(lambda size: cap(int(size)))
     ended = (played.success == 1) | (played.steps < caps)
     per_seed = (
@@ -420,9 +429,10 @@ def endings(episodes: pd.DataFrame, cap) -> pd.DataFrame:
         .groupby(["grid_size", "variant", "context"], observed=True)
         .mean()
     )
-    return per_seed.rename(
+    out = per_seed.rename(
         columns={"ended": "ended_pct_mean", "won": "success_of_ended_pct_mean"}
     ).reset_index()
+    return out.assign(cap=out.grid_size.map(lambda size: cap(int(size))))
 
 
 def steps_by_grid(grid: pd.DataFrame, failure_words: str | None = None) -> pd.DataFrame:

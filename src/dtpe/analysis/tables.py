@@ -60,6 +60,7 @@ def write(params, stats_dir: Path, out_dir: Path) -> None:
         "iqm": iqm,
         "steps_by_grid": steps_by_grid,
         "context": context,
+        "endings": endings,
         "comparisons": comparisons,
         "power": power,
         "ranking": ranking,
@@ -336,6 +337,54 @@ def context(params, stats_dir: Path) -> Table:
         "applies only beyond the training context); never counted as failure."
     )
     return Table("context", caption, numbers, shown)
+
+
+def endings(params, stats_dir: Path) -> Table:
+    """Per suite size and context: each variant's share of episodes that ended in the world
+    before the step cap, and the success of those."""
+    stats = read(stats_dir, "endings")
+    variants = labels(stats)
+    keys = ["grid_size", "context", "cap"]
+    wide = stats.pivot(
+        index=keys, columns="variant", values=["ended_pct_mean", "success_of_ended_pct_mean"]
+    )
+    numbers = pd.DataFrame(
+        {
+            f"{e}_{v}": wide[(v, e)]
+            for e in variants
+            for v in ("ended_pct_mean", "success_of_ended_pct_mean")
+        }
+    ).reset_index()
+
+    def cell(ended: float, won: float) -> str:
+        if math.isnan(ended):
+            return NOT_APPLICABLE
+        return f"{ended:.0f} ({UNDEFINED if math.isnan(won) else f'{won:.0f}'})"
+
+    shown = pd.DataFrame(
+        {
+            "Grid": numbers.grid_size.map(grid_label),
+            "Context": numbers.context.map(count),
+            "Cap": numbers.cap.map(count),
+            **{
+                e: [
+                    cell(*pair)
+                    for pair in zip(
+                        numbers[f"{e}_ended_pct_mean"], numbers[f"{e}_success_of_ended_pct_mean"]
+                    )
+                ]
+                for e in variants
+            },
+        }
+    )
+    caption = (
+        "How episodes ended: % of episodes that ended in the world before the step cap (Cap, "
+        "steps), in success or the world's failure, and in parentheses the success % of those, "
+        f"means over seeds, per suite size and context (timesteps). {UNDEFINED}: no episode "
+        f"ended; {NOT_APPLICABLE}: not run at that context. An episode that does not end wanders "
+        "to the cap: a policy that has lost the cue and still ends picks an end at chance."
+    )
+    return Table("endings", caption, numbers, shown)
 
 
 def comparisons(params, stats_dir: Path) -> Table:

@@ -140,9 +140,9 @@ def checked(name, variant, seed, lay, layout, rows, played, params, world) -> Ep
 
 
 def collect(params, world, data_dir: Path, models: dict, grid: pd.DataFrame):
-    """Plays every model on the layouts of `world` (the run's) the page and the animations show.
-    models: {name: DecisionTransformer}. Returns (page episodes, {(size, variant, kind): Episode
-    or None})."""
+    """Plays every model on the layouts of `world` (the run's) the page and the animations show,
+    as the sweep played them. models: {name: DecisionTransformer}. Returns (page episodes,
+    {(size, variant, kind): Episode or None})."""
     context, first_seed = params.model.context, params.shown_seeds()[0]
     shown = {
         n: pick_layouts(grid, n, params.explorer.layouts_per_suite) for n in params.data.suite_sizes
@@ -150,7 +150,7 @@ def collect(params, world, data_dir: Path, models: dict, grid: pd.DataFrame):
     reps = {n: animations.representatives(grid, params, n) for n in params.data.suite_sizes}
     page, picked = [], {}
     for n in params.data.suite_sizes:
-        lay, _ = evaluate.played_suite(data_dir, n, params)  # the layouts as the sweep played them
+        lay, _, cap = evaluate.played_suite(data_dir, n, params)
         for e in params.study.variants:
             for s in params.shown_seeds():
                 name = model_name(e, s)
@@ -158,10 +158,10 @@ def collect(params, world, data_dir: Path, models: dict, grid: pd.DataFrame):
                     kind: v for (enc, kind), v in reps[n].items() if enc == e and s == first_seed
                 }
                 wanted = sorted(set(shown[n]) | {v for v in for_gif.values() if v is not None})
-                played = traces.play(models[name], lay, params, np.array(wanted))
+                played = traces.play(models[name], lay, params, cap, np.array(wanted))
                 rows = grid[(grid.model == name) & (grid.grid_size == n)].set_index("layout_id")
                 if any(disagrees(played[i], rows, i) for i in wanted):
-                    played = traces.play(models[name], lay, params, wanted, as_evaluated=True)
+                    played = traces.play(models[name], lay, params, cap, wanted, as_evaluated=True)
                 for layout in wanted:
                     ep = checked(name, e, s, lay, layout, rows, played, params, world)
                     if layout in shown[n]:
@@ -213,12 +213,14 @@ def run(params, data_dir: Path, models_dir: Path, grid_dir: Path, out: Path) -> 
     page, picked = collect(params, world, data_dir, models, grid)
     windows = drawn(params, page + [ep for ep in picked.values() if ep is not None])
     cfg = next(iter(models.values())).cfg
+    caps = evaluate.suite_caps(data_dir, params)
+    shape = (cfg.n_layers, cfg.n_heads)
     raw = explorer_page.blob(
-        params, world, data_dir, model_table(params), page, (cfg.n_layers, cfg.n_heads), windows
+        params, world, data_dir, model_table(params), page, shape, windows, caps
     )
     out.mkdir(parents=True, exist_ok=True)
     explorer_page.write(out / PAGE, selection_text(params), raw)
     paths = [out / PAGE]
     paths += animations.write_all(params, world, picked, windows, out)
-    paths.append(embeddings.draw(params, models, out))
+    paths.append(embeddings.draw(params, models, out, max(caps.values())))
     return paths

@@ -22,11 +22,12 @@ from dtpe.model.encodings import Encoding
 FILE = "embeddings.png"
 
 
-def positions(params, axis: str) -> int:
-    """How many positions of `axis` the figure shows."""
+def positions(params, axis: str, longest: int) -> int:
+    """How many positions of `axis` the figure shows: a k encoding's trained context, a t
+    encoding's `longest` timesteps (the evaluation's longest cap)."""
     if axis == "k":
         return params.model.context
-    return params.env.cap(max(params.data.suite_sizes))
+    return longest
 
 
 @torch.no_grad()
@@ -46,12 +47,12 @@ def cosine(vectors: np.ndarray) -> np.ndarray:
     return unit @ unit.T
 
 
-def panels(params, models: dict) -> list[tuple[str, np.ndarray]]:
+def panels(params, models: dict, longest: int) -> list[tuple[str, np.ndarray]]:
     """[(title, similarity matrix)] over every model's encodings that have an embedding."""
     groups: dict[tuple[str, str], list[tuple[str, np.ndarray]]] = {}
     for name, model in models.items():
         for enc in (m for m in model.modules() if isinstance(m, Encoding)):
-            vectors = embedding(enc, positions(params, enc.axis))
+            vectors = embedding(enc, positions(params, enc.axis, longest))
             if vectors is not None:
                 groups.setdefault((enc.axis, enc.name), []).append((name, cosine(vectors)))
     out = []
@@ -63,9 +64,10 @@ def panels(params, models: dict) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def draw(params, models: dict, out: Path) -> Path:
-    """Writes the figure; a configuration with no embedding at all says so on the figure."""
-    shown = panels(params, models)
+def draw(params, models: dict, out: Path, longest: int) -> Path:
+    """Writes the figure, t encodings over `longest` timesteps; a configuration with no
+    embedding at all says so on the figure."""
+    shown = panels(params, models, longest)
     cols = min(4, max(1, len(shown)))
     rows = max(1, -(-len(shown) // cols))
     fig = Figure(figsize=(3 * cols, 2.9 * rows), layout="constrained")

@@ -89,9 +89,10 @@ def layouts_json(suites: dict, episodes, windows: dict) -> dict:
     return out
 
 
-def blob(params, world, data_dir, models: list[dict], episodes, shape, windows: dict) -> bytes:
+def blob(params, world, data_dir, models: list[dict], episodes, shape, windows, caps) -> bytes:
     """The page's data, uncompressed: `world` the run's; models: [{name, k, t, seed}]; shape:
-    (layers, heads); windows: {size: window.Window}, what is drawn of each size's grids."""
+    (layers, heads); windows: {size: window.Window}, what is drawn of each size's grids; caps:
+    {size: the step cap its episodes played to}."""
     suites = {
         n: dataset.load_suite(data_dir, n, params.env)[0]
         for n in sorted({ep.size for ep in episodes})
@@ -109,7 +110,7 @@ def blob(params, world, data_dir, models: list[dict], episodes, shape, windows: 
     head = {
         "models": models,
         "sizes": list(params.data.suite_sizes),
-        "caps": {str(n): params.env.cap(n) for n in params.data.suite_sizes},
+        "caps": {str(n): caps[n] for n in params.data.suite_sizes},
         "context": params.model.context,
         "target_return": params.evaluate.target_return,
         "layers": shape[0],

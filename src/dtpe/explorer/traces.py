@@ -19,8 +19,9 @@ from dtpe.model.transformer import TOKENS_PER_STEP
 from dtpe.steps import rollout
 
 
-def play(model, lay, params, wanted: np.ndarray, as_evaluated: bool = False) -> dict[int, dict]:
-    """Traced episodes of the suite's layouts whose ids are in `wanted`: {layout_id: {success,
+def play(model, lay, params, cap: int, wanted, as_evaluated: bool = False) -> dict[int, dict]:
+    """Traced episodes, each to at most `cap` steps, of the suite's layouts whose ids are in
+    `wanted`: {layout_id: {success,
     steps, actions (steps,), probs (steps, actions)}}, played together as one batch, or with
     `as_evaluated` in the evaluation's own batches of evaluate.batch_size (each batch holding a
     wanted layout played whole). The model computes each episode's row on its own, so a batch's
@@ -45,6 +46,7 @@ def play(model, lay, params, wanted: np.ndarray, as_evaluated: bool = False) -> 
             ev.target_return,
             ev.precision,
             trace=True,
+            cap=cap,
         )
         for j in np.flatnonzero(np.isin(batch.ids, wanted)):
             steps = int(run["steps"][j])

@@ -29,9 +29,9 @@ COLUMNS = [
 ]
 
 
-def suite_rows(model, lay, optimal_steps, env, context, params, variant, seed) -> pd.DataFrame:
-    """One row per episode of a suite, played in batches of evaluate.batch_size; N/A rows if the
-    variant's k encoding cannot index this context."""
+def suite_rows(model, lay, optimal_steps, cap, context, params, variant, seed) -> pd.DataFrame:
+    """One row per episode of a suite, each played to at most `cap` steps in batches of
+    evaluate.batch_size; N/A rows if the variant's k encoding cannot index this context."""
     ev = params.evaluate
     base = pd.DataFrame(
         {
@@ -48,10 +48,11 @@ def suite_rows(model, lay, optimal_steps, env, context, params, variant, seed) -
             rollout.rollout(
                 model,
                 lay.subset(slice(i, i + ev.batch_size)),
-                env,
+                params.env,
                 context,
                 ev.target_return,
                 ev.precision,
+                cap=cap,
             )
             for i in range(0, len(lay), ev.batch_size)
         ]
@@ -68,23 +69,22 @@ def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
     """The held-out test layouts of the training size at the training context:
     in-distribution competence."""
     lay, optimal_steps = dataset.load_split_layouts(data_dir, "test", params.env)
-    return suite_rows(
-        model, lay, optimal_steps, params.env, params.model.context, params, variant, seed
-    )
+    cap = split_cap(params, optimal_steps)
+    return suite_rows(model, lay, optimal_steps, cap, params.model.context, params, variant, seed)
 
 
 def seen_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
     """Layouts the model trained on, at the training size and context: as many as the test
     split holds, the first of the train split (a fixed sample), so that the two rows are played
     alike and differ only in whether training saw the layout."""
-    test, _ = dataset.load_split_layouts(data_dir, "test", params.env)
+    test, test_steps = dataset.load_split_layouts(data_dir, "test", params.env)
     lay, optimal_steps = dataset.load_split_layouts(data_dir, "train", params.env)
     n = min(len(test), len(lay))
     return suite_rows(
         model,
         lay.subset(slice(0, n)),
         optimal_steps[:n],
-        params.env,
+        split_cap(params, test_steps),
         params.model.context,
         params,
         variant,
@@ -92,14 +92,42 @@ def seen_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
     )
 
 
+def split_cap(params, optimal_steps) -> int:
+    """The step cap of the training size's split whose expert episodes are `optimal_steps`."""
+    return params.evaluation_cap(params.data.train_size, int(optimal_steps.max()))
+
+
 def played_suite(data_dir, size: int, params):
-    """A suite's layouts and optimal steps as the sweeps play them: its first
-    evaluate.layouts_per_suite (every one where None)."""
+    """A suite's layouts, optimal steps and step cap as the sweeps play them: its first
+    evaluate.layouts_per_suite (every one where None), to params.evaluation_cap."""
     lay, optimal_steps = dataset.load_suite(data_dir, size, params.env)
     n = params.evaluate.layouts_per_suite
-    if n is None or n >= len(lay):
-        return lay, optimal_steps
-    return lay.subset(slice(0, n)), optimal_steps[:n]
+    if n is not None and n < len(lay):
+        lay, optimal_steps = lay.subset(slice(0, n)), optimal_steps[:n]
+    return lay, optimal_steps, params.evaluation_cap(size, int(optimal_steps.max()))
+
+
+def suite_caps(data_dir, params) -> dict[int, int]:
+    """Each suite size's step cap as the sweeps play it."""
+    return {n: played_suite(data_dir, n, params)[2] for n in params.data.suite_sizes}
+
+
+def check_whole_episode(params, data_dir) -> None:
+    """Where the whole episode is asked for and the caps come from the suites (evaluate.
+    expert_cap), the longest context holds every played suite's cap: refused before any episode
+    is played (dtpe.params checks the world's caps, which it knows without the data)."""
+    ev = params.evaluate
+    if not ev.whole_episode or ev.expert_cap is None:
+        return
+    caps = suite_caps(data_dir, params)
+    size = max(caps, key=caps.get)
+    if max(ev.contexts) < caps[size]:
+        raise ValueError(
+            f"evaluate.whole_episode: the whole episode is asked for, but the longest of "
+            f"evaluate.contexts {list(ev.contexts)} is {max(ev.contexts)} steps, shorter than "
+            f"the cap of suite size {size} ({caps[size]} steps: evaluate.expert_cap "
+            f"{ev.expert_cap} x its expert's longest episode): make it at least {caps[size]}"
+        )
 
 
 def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
@@ -109,7 +137,6 @@ def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
             suite_rows(
                 model,
                 *played_suite(data_dir, size, params),
-                params.env,
                 params.model.context,
                 params,
                 variant,
@@ -151,7 +178,7 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                 at_context = []
                 for size in params.data.suite_sizes:
                     played = grid[grid.grid_size == size]
-                    lay, optimal_steps = played_suite(data_dir, size, params)
+                    lay, optimal_steps, cap = played_suite(data_dir, size, params)
                     if not np.array_equal(played.layout_id, lay.ids):
                         raise ValueError(
                             f"the grid sweep's {size}x{size} rows are not this suite's"
@@ -169,7 +196,7 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                             model,
                             lay.subset(replay),
                             optimal_steps[replay],
-                            params.env,
+                            cap,
                             context,
                             params,
                             variant,

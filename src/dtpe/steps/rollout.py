@@ -86,10 +86,11 @@ def rollout(
     target_return: float,
     precision: str = "fp32",
     trace: bool = False,
+    cap: int | None = None,
 ) -> dict:
     """Greedy episodes of `model` on every layout `lay` in its world's evaluation environment
-    (World.evaluation_env: its own stepper, or MiniGrid for a MiniGrid world), whose rewards and
-    cap are the `env` params: `play`'s results."""
+    (World.evaluation_env: its own stepper, or MiniGrid for a MiniGrid world), whose rewards are
+    the `env` params, each to at most `cap` steps (None: the world's cap): `play`'s results."""
     policy = DecisionTransformerPolicy(model, context, target_return, precision)
     game = worlds.get(env.world).evaluation_env(lay, env)
-    return play(game, policy, env.cap(lay.size), trace)
+    return play(game, policy, env.cap(lay.size) if cap is None else cap, trace)
