@@ -309,6 +309,7 @@ def write_stats(stats_dir, variants, seeds):
             "ended_pct_mean": 100.0 if size == SIZES[0] else 50.0 * i,
             "success_of_ended_pct_mean": float("nan") if i == 0 and size != SIZES[0] else 80.0,
             "cap": 3 * size,
+            "failure_words": None,
         }
         for size in SIZES
         for i, e in enumerate(variants)

@@ -77,6 +77,7 @@ def run(
     `preregistered`: a confirmatory run's preregistration (dtpe.preregistration.verify), which
     its decisions carry."""
     sp, variants = params.stats, list(params.study.variants)
+    failure_words = worlds.get(params.env.world).ends.failure_words
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
     train_context = int(grid.context.iloc[0])
@@ -108,7 +109,7 @@ def run(
         "training": training(epochs, test),
         "training_curves": training_curves(epochs),
         "success_by_grid": success,
-        "steps_by_grid": steps_by_grid(grid, worlds.get(params.env.world).ends.failure_words),
+        "steps_by_grid": steps_by_grid(grid, failure_words),
         "context": context_success(context, train_context),
         "comparisons": comparisons,
         "ranking": ranking(success, comparisons, train_context),
@@ -118,7 +119,7 @@ def run(
         "profile": profile_table,
     }
     cap = evaluation_caps(params, grid).__getitem__
-    results["endings"] = endings(context, cap)
+    results["endings"] = endings(context, cap).assign(failure_words=failure_words)
     ladder = ordered(read_episodes(reach_csvs), variants) if reach_csvs else None
     results["reach"] = reach_success(ladder, success, grid, sp, train_context, cap)
     results["effective_context"] = reach.effective_context(results["reach"], train_context)

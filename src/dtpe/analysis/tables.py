@@ -377,12 +377,13 @@ def endings(params, stats_dir: Path) -> Table:
             },
         }
     )
+    failure = stats.failure_words.dropna()
+    how = f"in success or {failure.iloc[0]}" if len(failure) else "in success, the world's one end"
     caption = (
-        "How episodes ended: % of episodes that ended in the world before the step cap (Cap, "
-        "steps), in success or the world's failure, and in parentheses the success % of those, "
-        f"means over seeds, per suite size and context (timesteps). {UNDEFINED}: no episode "
-        f"ended; {NOT_APPLICABLE}: not run at that context. An episode that does not end wanders "
-        "to the cap: a policy that has lost the cue and still ends picks an end at chance."
+        f"How episodes ended: % of episodes that ended before the step cap (Cap, steps), {how}, "
+        "and in parentheses the success % of those; means over seeds, per suite size and "
+        f"context (timesteps). {UNDEFINED}: no episode ended; {NOT_APPLICABLE}: not run at that "
+        "context. An episode that does not end plays to the cap."
     )
     return Table("endings", caption, numbers, shown)
 
