@@ -250,3 +250,23 @@ def test_shared_layouts_are_counted_by_content_and_shown_beside_each_verdict(
     cell = shared_layouts.summary(table, "confirm", [10])
     assert cell.startswith(f"same: train {same.layouts.iloc[0]}/{same.layouts.iloc[0]}")
     assert "endpoint 6/6 (6)" in cell and "fresh: train" in cell and "endpoint 0/6" in cell
+    # a confirmatory run's own stats count the same against the folders it names
+    own = shared_layouts.against(folders["confirm"], ["../same", "../fresh"])
+    expected = table.replace({"confirm": shared_layouts.THIS_RUN, "same": "../same"})
+    expected = expected.replace({"fresh": "../fresh"})
+    pd.testing.assert_frame_equal(own, expected)
+    assert shared_layouts.against(folders["confirm"], []).empty
+    with pytest.raises(ValueError, match=r"verdict.shared_with: \.\./gone is no run's folder"):
+        shared_layouts.against(folders["confirm"], ["../gone"])
+    summary = folders["fresh"] / "data" / "summary.json"
+    summary.write_text(json.dumps({**json.loads(summary.read_text()), "world": "tmaze"}))
+    with pytest.raises(ValueError, match="verdict.shared_with: ../fresh is a run of tmaze, not"):
+        shared_layouts.against(folders["confirm"], ["../same", "../fresh"])
+
+
+def test_shared_with_is_a_confirmatory_runs_knob(tiny_raw_params):
+    from dtpe import params
+
+    tiny_raw_params["verdict"]["shared_with"] = ["../other"]
+    with pytest.raises(params.ParamsError, match="verdict.shared_with: .* not one"):
+        params.check(tiny_raw_params)

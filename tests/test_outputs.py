@@ -928,12 +928,26 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     for old in tables_dir.iterdir():
         old.unlink()
     tables.write(declared, stats_dir, tables_dir)
+    from dtpe.analysis import shared_layouts
+
+    pd.DataFrame(
+        [
+            (shared_layouts.THIS_RUN, "../explore", "train", None, 8, 5, 8),
+            (shared_layouts.THIS_RUN, "../explore", "suite", 10, 6, 2, 3),
+            (shared_layouts.THIS_RUN, "../explore", "suite", 20, 6, 0, 1),
+        ],
+        columns=shared_layouts.COLUMNS,
+    ).to_csv(stats_dir / "shared_layouts.csv", index=False)
     attention = sorted((root / "results" / "attention").glob("*.json"))
     out = root / "figures" / "REPORT.md"
     report.write(path, stats_dir, tables_dir, root / "figures", attention, [], [], None, out)
     text = out.read_text()
     verdict = text.split("### Verdict\n\n")[1].split("###")[0]
     assert verdict.startswith("The design can reject: as written.")
+    assert (
+        "shared_layouts.csv per size): endpoint grids 10, 20: ../explore: train 5/8 (8), "
+        "endpoint 2/12 (4)." in verdict
+    )
     assert (
         "confirmatory hypotheses (2; seeds added in interims of 3 by a group-sequential" in verdict
     )

@@ -190,7 +190,7 @@ def cmd_attention(args, params):
 
 def cmd_stats(args, params):
     from dtpe import atomic, preregistration
-    from dtpe.analysis import stats
+    from dtpe.analysis import shared_layouts, stats
 
     results = Path(args.results)
     models = run_models(params, results)
@@ -202,6 +202,7 @@ def cmd_stats(args, params):
         {names.model_name(*m): path for m, path in zip(models, records)},
         results,
     )
+    shared = shared_layouts.against(results.parent, params.verdict.shared_with)
     with atomic.output(args.out) as tmp:
         tmp.mkdir()
         evaluated = evaluated_models(models, results, args.no_evaluation)
@@ -216,6 +217,7 @@ def cmd_stats(args, params):
             reach_csvs(evaluated, results),
             [p for p in per_model(models, results, "eval/seen", ".csv") if p.is_file()],
             preregistered,
+            shared,
         )
 
 

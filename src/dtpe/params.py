@@ -144,6 +144,11 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
     if (v.confirmatory or v.sequential) and not v.declared():
         what = "a confirmatory" if v.confirmatory else "a sequential"
         raise ParamsError(f"{at}: {what} run declares its hypotheses, not {ALL_PAIRS}")
+    if v.shared_with and not v.confirmatory:
+        raise ParamsError(
+            f"{key(('verdict', 'shared_with'))}: counts the layouts a confirmatory run shares; "
+            "this run is not one (verdict.confirmatory false)"
+        )
     if v.sequential:
         cap = v.sequential["interims"] * v.sequential["seeds_per_interim"]
         if len(p.study.seeds) != cap:

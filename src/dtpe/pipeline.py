@@ -157,6 +157,10 @@ def targets(models: list[tuple[str, int]], world: str) -> list[str]:
 
 # what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
 # evaluation's sweeps (seen, reach) depends on these alone, so no sweep's knob reruns it
+SHARED_WITH = "{shared_with}"
+"""an input that stands for a confirmatory run's own data/ and results/params.json and those of
+each folder of params verdict.shared_with (none where it is empty): the layouts the stats step
+counts as shared"""
 _PLAYED = (
     "evaluate.target_return",
     "evaluate.batch_size",
@@ -372,6 +376,7 @@ STEPS = (
             ),
             "results/train/{model}",
             "results/attention/{model}.json",
+            SHARED_WITH,
         ),
         outputs=(Out("results/stats", folder=True),),
         params=("study", "stats", "verdict", "data.suite_sizes", "data.train_size"),
@@ -605,6 +610,13 @@ plots:
 """
 
 
+def _dvc_deps(s: Step) -> list[str]:
+    """A stage's inputs as DVC names them. SHARED_WITH is left out: DVC runs the repository's
+    own run, which validation keeps from counting shared layouts unless it is confirmatory, and
+    the folders are a list of params that DVC cannot template into deps."""
+    return list(dict.fromkeys(_dvc_path(i) for i in s.inputs if i != SHARED_WITH))
+
+
 def _dvc_path(path: str) -> str:
     """A path as a DVC stage names it: every model's files as their folder."""
     if "{model}" in path:
@@ -622,7 +634,7 @@ def _stage(s: Step) -> list[str]:
     if s.per_model:
         lines += ["    matrix:", "      variant: ${study.variants}", "      seed: ${study.seeds}"]
     lines += [f"    cmd: {s.command.format(**values)}", "    deps:"]
-    lines += [f"      - {d}" for d in dict.fromkeys(_dvc_path(i) for i in s.inputs)]
+    lines += [f"      - {d}" for d in _dvc_deps(s)]
     lines += [f"      - {c.rstrip('/').format(**_DVC)}" for c in code(s.name)]
     if s.params:
         keys = [f"{k.format(**_DVC)}" for k in s.params]

@@ -194,6 +194,10 @@ class Verdict:
     {from_sha256, why}: the sha256 of the overlay's content that it changed (what those models
     record, dtpe/preregistration.py) and why; `dtpe stats` refuses models that record any content
     but the overlay's now and these (its report prints them)"""
+    shared_with: list = field(default_factory=list)
+    """a confirmatory run: the folders (from its own folder) of the other runs of its world whose
+    training and suite layouts its stats step counts as shared with its own, by content
+    (analysis/shared_layouts.py); their data/ and results/params.json are its inputs"""
     split_alpha: bool = True
     """a declared family that claims equivalence as well as differences spends alpha / 2 on each
     kind of claim (its rejections: the looks' boundaries or Holm; its equivalence tests), so that

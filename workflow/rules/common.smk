@@ -44,6 +44,15 @@ config.update(resolve_params(PARAMS))
 # in env, so a step that reads env reruns when its world's knobs change, never another world's.
 config["env"] = {**config["env"], "options": config["worlds"].get(config["env"]["world"]) or {}}
 
+# A confirmatory run's stats count the layouts it shares with the runs of verdict.shared_with
+# (folders from its own): its and their data and validated params are its inputs
+SHARED_WITH = config["verdict"]["shared_with"]
+SHARED_LAYOUTS = [
+    os.path.normpath(os.path.join(run, path))
+    for run in (["."] + SHARED_WITH if SHARED_WITH else [])
+    for path in ("data", "results/params.json")
+]
+
 VARIANTS = config["study"]["variants"]
 SEEDS = config["study"]["seeds"]
 MODEL_PAIRS = [(variant, seed) for variant in VARIANTS for seed in SEEDS]

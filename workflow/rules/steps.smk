@@ -12,6 +12,8 @@ def step_inputs(step):
     for path in step.inputs:
         if path == "{params}":
             data += PARAMS_FILES
+        elif path == pipeline.SHARED_WITH:
+            data += SHARED_LAYOUTS
         elif "{model}" in path:
             data += expand(path, model=MODELS)
         else:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from dtpe import atomic, names, preregistration
-from dtpe.analysis import verdicts
+from dtpe.analysis import shared_layouts, verdicts
 from dtpe.analysis.inference import UNRESOLVED
 from dtpe.analysis.outputs import FIGURES, TABLES, table_number
 from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING
@@ -221,6 +221,26 @@ def precision_text(params) -> str:
     )
 
 
+def shared_sentence(stats_dir: Path, decisions: pd.DataFrame) -> str:
+    """The layouts the run shares with the runs of verdict.shared_with, on each endpoint its
+    hypotheses decide (shared_layouts.csv); nothing where it names none."""
+    path = stats_dir / "shared_layouts.csv"
+    shared = pd.read_csv(path) if path.is_file() else pd.DataFrame()
+    if not len(shared):
+        return ""
+    grids = {tuple(names.endpoint_grids(e)): None for e in decisions.endpoint}
+    counts = "; ".join(
+        f"endpoint grids {', '.join(map(str, g))}: "
+        + shared_layouts.summary(shared, shared_layouts.THIS_RUN, list(g))
+        for g in grids
+    )
+    return (
+        "\n\nLayouts shared with the other runs of this world (verdict.shared_with; by content, "
+        "full identity of the run's distinct layouts, by grid alone in brackets; "
+        f"shared_layouts.csv per size): {counts}."
+    )
+
+
 def verdict_text(params, stats_dir: Path, methods: dict) -> str:
     """Whether the design could reject, then each declared hypothesis's outcome with its
     effect, interval, seeds and models (the decisions table), or what an all-pairs family is."""
@@ -284,6 +304,7 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
         )
     if params.verdict.reused_layouts:
         text += f"\n\nLayouts reused from an exploratory run: {params.verdict.reused_layouts}"
+    text += shared_sentence(stats_dir, decisions)
     if sequential and (stats_dir / "interims.csv").is_file():
         interims = pd.read_csv(stats_dir / "interims.csv")
         done = interims[interims.finished.astype(bool)]

@@ -75,6 +75,31 @@ def count(runs: dict[str, Path], confirmatory: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS).astype({"grid_size": "Int64"})
 
 
+THIS_RUN = "this run"
+"""the label a run's own stats give itself in its shared_layouts.csv"""
+
+
+def against(run: Path, others: list[str]) -> pd.DataFrame:
+    """shared_layouts.csv of confirmatory run folder `run` against each folder of `others`
+    (params verdict.shared_with, from `run`); a ValueError naming the knob where one is missing
+    or holds another world's run. No rows where `others` is empty (a run that names none)."""
+    if not others:
+        return pd.DataFrame(columns=COLUMNS)
+    world = dataset.recorded_world(Path(run) / "data")
+    folders = {THIS_RUN: Path(run)}
+    for other in others:
+        folder = Path(run) / other
+        needed = [folder / "data" / "summary.json", folder / "results" / "params.json"]
+        missing = [str(p) for p in needed if not p.is_file()]
+        if missing:
+            raise ValueError(f"verdict.shared_with: {other} is no run's folder ({missing} missing)")
+        theirs = dataset.recorded_world(folder / "data")
+        if theirs != world:
+            raise ValueError(f"verdict.shared_with: {other} is a run of {theirs}, not of {world}")
+        folders[other] = folder
+    return count(folders, [THIS_RUN])
+
+
 def summary(shared: pd.DataFrame, run: str, grids_: list[int]) -> str:
     """One verdict's cell: the training layouts and the endpoint's suite layouts (`grids_`)
     that the other runs of its world share, full identity then grid alone in brackets; runs

@@ -43,7 +43,16 @@ import pandas as pd
 from scipy import stats as sps
 
 from dtpe import names
-from dtpe.analysis import aggregates, design, horizon, methods, reach, sequential, verdicts
+from dtpe.analysis import (
+    aggregates,
+    design,
+    horizon,
+    methods,
+    reach,
+    sequential,
+    shared_layouts,
+    verdicts,
+)
 from dtpe.analysis.inference import (
     cell_rng,
     chance_gap,
@@ -71,11 +80,13 @@ def run(
     reach_csvs: list[Path] = (),
     seen_csvs: list[Path] = (),
     preregistered=None,
+    shared: pd.DataFrame | None = None,
 ) -> None:
     """Every output in out_dir (module docstring); `reach_csvs`: the reach step's CSVs, none
     in a run that predates it; `seen_csvs`: the seen step's, of the models that have one;
     `preregistered`: a confirmatory run's preregistration (dtpe.preregistration.verify), which
-    its decisions carry."""
+    its decisions carry; `shared`: the layouts it shares with the runs of verdict.shared_with
+    (analysis/shared_layouts.against)."""
     sp, variants = params.stats, list(params.study.variants)
     failure_words = worlds.get(params.env.world).ends.failure_words
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
@@ -131,6 +142,7 @@ def run(
     results["milestone"] = ordered(horizon.milestone(attention_jsons), variants).sort_values(
         ["variant", "grid_size"]
     )
+    results["shared_layouts"] = shared if shared is not None else shared_layouts.against(".", [])
     if scores is not None:
         results["scores"] = scores
     if replayed is not None:
