@@ -46,7 +46,7 @@ config["env"] = {**config["env"], "options": config["worlds"].get(config["env"][
 
 # A confirmatory run's stats count the layouts it shares with the runs of verdict.shared_with
 # (folders from its own): its and their data and validated params are its inputs
-SHARED_WITH = config["verdict"]["shared_with"]
+SHARED_WITH = config["verdict"].get("shared_with") or []  # optional in a params file
 SHARED_LAYOUTS = [
     os.path.normpath(os.path.join(run, path))
     for run in (["."] + SHARED_WITH if SHARED_WITH else [])
