@@ -142,7 +142,9 @@ def run(
     results["milestone"] = ordered(horizon.milestone(attention_jsons), variants).sort_values(
         ["variant", "grid_size"]
     )
-    results["shared_layouts"] = shared if shared is not None else shared_layouts.against(".", [])
+    results["shared_layouts"] = (
+        shared if shared is not None else pd.DataFrame(columns=shared_layouts.COLUMNS)
+    )
     if scores is not None:
         results["scores"] = scores
     if replayed is not None:

@@ -170,9 +170,10 @@ def labels(stats: pd.DataFrame) -> list[str]:
 
 
 def by_variant(
-    frame: pd.DataFrame, index: str, values: list[str], variants: list[str]
+    frame: pd.DataFrame, index: str | list[str], values: list[str], variants: list[str]
 ) -> pd.DataFrame:
-    """Wide numbers: one row per `index`, a column `{variant}_{value}` per variant and value."""
+    """Wide numbers: one row per `index` (a column or several), a column `{variant}_{value}`
+    per variant and value."""
     wide = frame.pivot(index=index, columns="variant", values=values)
     return pd.DataFrame({f"{e}_{v}": wide[(v, e)] for e in variants for v in values})
 
@@ -344,17 +345,8 @@ def endings(params, stats_dir: Path) -> Table:
     before the step cap, and the success of those."""
     stats = read(stats_dir, "endings")
     variants = labels(stats)
-    keys = ["grid_size", "context", "cap"]
-    wide = stats.pivot(
-        index=keys, columns="variant", values=["ended_pct_mean", "success_of_ended_pct_mean"]
-    )
-    numbers = pd.DataFrame(
-        {
-            f"{e}_{v}": wide[(v, e)]
-            for e in variants
-            for v in ("ended_pct_mean", "success_of_ended_pct_mean")
-        }
-    ).reset_index()
+    values = ["ended_pct_mean", "success_of_ended_pct_mean"]
+    numbers = by_variant(stats, ["grid_size", "context", "cap"], values, variants).reset_index()
 
     def cell(ended: float, won: float) -> str:
         if math.isnan(ended):
