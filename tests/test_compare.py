@@ -12,7 +12,7 @@ import pytest
 from test_stats import synthetic_params, write_inputs
 
 from dtpe import cli
-from dtpe.analysis import compare, stats, tables
+from dtpe.analysis import compare, stats
 
 RUNS = {"three": [1, 2, 3], "two": [1, 2]}
 
@@ -129,11 +129,14 @@ def test_each_world_has_its_own_row_of_panels(written):
     fig = compare.figure(both, confidence)
     assert [sub._suptitle.get_text() for sub in fig.subfigs] == ["maze", "tmaze"]
     sizes = [[ax.get_title() for ax in sub.axes if ax.get_visible()] for sub in fig.subfigs]
-    assert sizes[1] == [tables.grid_label(n) for n in sorted(other.grid_size.unique())]
+    # a T-Maze size is its longest corridor, not a grid's side
+    assert sizes[1] == [f"L ≤ {n}" for n in sorted(other.grid_size.unique())]
+    assert sizes[0] == [f"{n}×{n}" for n in sorted(table.grid_size.unique())]
     assert not set(sizes[0]) & set(sizes[1])
     text = compare.markdown(both, confidence)
     rows = [r for r in text.splitlines() if r.startswith("| tmaze")]
     assert rows and all(r.split("|")[1].strip() == "tmaze" for r in rows)
+    assert all(r.split("|")[2].strip().startswith("L ≤ ") for r in rows)
 
 
 def test_a_missing_run_is_named_and_nothing_is_written(runs, tmp_path, capsys):

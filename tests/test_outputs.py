@@ -554,7 +554,7 @@ def test_effect_figure_has_a_row_per_pair_and_holm_marks():
         for size in (8, 12)
         for a, b in itertools.combinations(variants, 2)
     ]
-    fig = figures.effect_sizes(pd.DataFrame(rows), variants, METHODS)
+    fig = figures.effect_sizes(pd.DataFrame(rows), variants, METHODS, str)
     ax = fig.axes[0]
     rows_at = dict(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())))
     assert len(rows_at) == 10 and rows_at[max(rows_at)] == "a − b"  # the first pair on top
@@ -601,7 +601,7 @@ def test_figures_rerun_byte_identical(run, tmp_path):
     colours = figures.variant_colours(VARIANTS)
     for out in ("a", "b"):
         figures.save(
-            figures.effect_sizes(comparisons[comparisons.primary], VARIANTS, METHODS),
+            figures.effect_sizes(comparisons[comparisons.primary], VARIANTS, METHODS, str),
             tmp_path / f"{out}5",
         )
         figures.save(figures.success_by_grid(success, colours, METHODS), tmp_path / f"{out}3")
@@ -726,11 +726,11 @@ def test_many_unresolved_pairs_are_counted_not_listed():
         {"variant": ["f"], "success_pct_mean": [50.0], "ci_low_pct": [40.0], "ci_high_pct": [60]}
     )
     power = pd.Series({"informative": True, "best_pct": 50.0})
-    line = report.grid_finding(12, success, pairs, power, METHODS)
+    line = report.grid_finding(str, 12, success, pairs, power, METHODS)
     number = TABLE_NAMES.index("comparisons") + 1
     assert f"All 8 pairs resolve no difference (Table {number})." in line
     assert "e3 − f" not in line
-    line = report.grid_finding(12, success, pairs.head(6), power, METHODS)
+    line = report.grid_finding(str, 12, success, pairs.head(6), power, METHODS)
     assert "They resolve no difference for e0 − f +1.0 [-5.0, +7.0]" in line
 
 
@@ -1080,13 +1080,13 @@ def test_seen_table_and_text(tmp_path, tiny_params):
     assert table.shown.iloc[0]["Seen"].startswith("87.5 [")
     assert table.shown.iloc[0]["Gap"].startswith("+37.5 [")
     text = report.seen_text(
-        pd.read_csv(tmp_path / "seen.csv"), 8, json.load((tmp_path / "methods.json").open())
+        pd.read_csv(tmp_path / "seen.csv"), "8×8", json.load((tmp_path / "methods.json").open())
     )
     assert "learned 87.5 % [" in text and "held out 50.0, gap 37.5 % [" in text
     empty = stats.seen_success(None, test, sp)
     empty.to_csv(tmp_path / "seen.csv", index=False)
     assert tables.seen(tiny_params, tmp_path).shown.empty
-    assert "not measured in this run" in report.seen_text(empty, 8, {})
+    assert "not measured in this run" in report.seen_text(empty, "8×8", {})
 
 
 def test_a_one_variant_run_is_analysed_without_comparisons(tmp_path):

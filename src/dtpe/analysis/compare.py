@@ -270,7 +270,8 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
     order = order.drop_duplicates(keys)
     wide = wide.reindex(pd.MultiIndex.from_frame(order[keys]))[list(dict.fromkeys(table.run))]
     shown = wide.fillna(NOT_RUN).reset_index()
-    shown.insert(0, "Grid", shown.pop("grid_size").map(tables.grid_label))
+    sizes = shown.pop("grid_size")
+    shown.insert(0, "Grid", [tables.grid_label(w, n) for w, n in zip(shown.world, sizes)])
     shown.insert(0, "World", shown.pop("world"))
     shown = shown.drop(columns="kind").rename(columns={"variant": "Variant or a − b"})
     caption = (
@@ -320,7 +321,7 @@ def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
                 ax.scatter(
                     own.estimate_pct, y, color=colour, marker=MARKERS[i % len(MARKERS)], s=20
                 )
-            ax.set(title=tables.grid_label(size), xlabel="Δ success a − b (pp)")
+            ax.set(title=tables.grid_label(world, size), xlabel="Δ success a − b (pp)")
         axes[0].set_yticks(list(rows.values()), list(rows))
         sub.suptitle(world, x=0.0, ha="left", fontweight="bold")
     fig.legend(

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import math
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -26,6 +28,7 @@ from matplotlib.ticker import MaxNLocator
 
 from dtpe.analysis import inference
 from dtpe.analysis.outputs import figure_names
+from dtpe.analysis.tables import grid_label
 from dtpe.steps import dataset
 from dtpe.world import pictures
 
@@ -51,6 +54,7 @@ def draw(
 ) -> list[Path]:
     """Draws the figures into out_dir; returns the files written."""
     colours = variant_colours(params.study.variants)
+    label = partial(grid_label, params.env.world)
     stats_dir, out_dir = Path(stats_dir), Path(out_dir)
     methods = json.loads((stats_dir / "methods.json").read_text())
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
@@ -68,7 +72,10 @@ def draw(
             pd.read_csv(stats_dir / "milestone.csv"),
         ),
         "fig5_effect_sizes": effect_sizes(
-            comparisons[comparisons.context == params.model.context], params.study.variants, methods
+            comparisons[comparisons.context == params.model.context],
+            params.study.variants,
+            methods,
+            label,
         ),
         "fig6_t_shift": t_shift(attention_jsons, colours),
         "fig7_aggregates": aggregates(
@@ -83,6 +90,7 @@ def draw(
             params.model.context,
             colours,
             methods,
+            label,
         ),
     }
     assert tuple(figures) == figure_names(params.env.world), "figures drawn, outputs.FIGURES differ"
@@ -145,7 +153,8 @@ def layout_picture(data_dir: Path, size: int, env) -> Figure:
     ax.grid(which="minor", color="#d0d0d0", linewidth=0.5)
     ax.tick_params(which="both", bottom=False, left=False, labelbottom=False, labelleft=False)
     ax.set_title(
-        f"{size}×{size} evaluation layout {layouts.ids[0]} (BFS optimum {optimal_steps[0]} steps)"
+        f"{world.words.size.format(n=size)} evaluation layout {layouts.ids[0]} "
+        f"(BFS optimum {optimal_steps[0]} steps)"
     )
     ax.legend(
         handles=[
@@ -270,7 +279,9 @@ def attention(maps: dict[str, dict], colours: dict, milestone: pd.DataFrame) -> 
     return fig
 
 
-def effect_sizes(comparisons: pd.DataFrame, variants: list[str], methods: dict) -> Figure:
+def effect_sizes(
+    comparisons: pd.DataFrame, variants: list[str], methods: dict, label: Callable[[int], str]
+) -> Figure:
     """Figure 5: the difference a − b of mean success with its CI, per pair (rows) and grid size
     (panels); * marks a Holm-adjusted p below alpha."""
     if not len(comparisons):  # a declared output: a one-variant run's says why it shows nothing
@@ -305,7 +316,7 @@ def effect_sizes(comparisons: pd.DataFrame, variants: list[str], methods: dict) 
         for yi, row in zip(y, rows.itertuples()):
             if row.p_holm < alpha:  # NaN (outside the family) compares False
                 ax.annotate("*", (row.ci_high_pct, yi), xytext=(3, -4), textcoords="offset points")
-        ax.set(title=f"{size}×{size}", xlabel="Δ success a − b (pp)")
+        ax.set(title=label(size), xlabel="Δ success a − b (pp)")
     axes[0].set_yticks(y, [f"{a} − {b}" for a, b in pairs])
     level = f"{100 * methods['confidence']:g} %"
     family = (
@@ -384,7 +395,12 @@ def aggregates(profile: pd.DataFrame, iqm: pd.DataFrame, colours: dict, methods:
 
 
 def reach(
-    success: pd.DataFrame, effective: pd.DataFrame, train_context: int, colours: dict, methods: dict
+    success: pd.DataFrame,
+    effective: pd.DataFrame,
+    train_context: int,
+    colours: dict,
+    methods: dict,
+    label: Callable[[int], str],
 ) -> Figure:
     """Figure 8: mean success against context (log scale) per grid size of the reach step, one
     line per variant with the bootstrap CI of the mean as bars, the training context dashed and
@@ -421,7 +437,7 @@ def reach(
         ax.set_xscale("log")
         ax.set_xticks(contexts, [str(c) for c in contexts])
         ax.minorticks_off()
-        ax.set(title=f"{size}×{size}", xlabel="context (timesteps)", ylim=(-3, 103))
+        ax.set(title=label(size), xlabel="context (timesteps)", ylim=(-3, 103))
     axes[0].set(ylabel="success (%)")
     variant_legend(fig, axes[0])
     level = f"{100 * methods['confidence']:g} %"

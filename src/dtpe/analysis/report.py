@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -98,7 +100,8 @@ def write(
         "## Tables\n\n" + tables_section(tables_dir),
         "## Shifting the global timestep t\n\n"
         + translation_section(attention_jsons, params.study.variants, lacking),
-        "## Looking at episodes\n\n" + episodes_section(Path(figures_dir), out.parent),
+        "## Looking at episodes\n\n"
+        + episodes_section(Path(figures_dir), out.parent, partial(grid_label, params.env.world)),
         "## Wall time per step\n\n"
         + timings_section(own_steps(timings, params.study), params.compute.threads),
         "## Parameters\n\n" + params_section(params_path),
@@ -154,8 +157,9 @@ def findings(params, stats_dir: Path, methods: dict, unevaluated: list[str] = ()
     size = params.data.train_size
     declared = bool(params.verdict.declared())
     layouts = worlds.get(params.env.world).words.layouts
+    label = partial(grid_label, params.env.world)
     intro = (
-        f"Models were trained on {grid_label(size)} {layouts} only, {seeds(success.n_seeds)} "
+        f"Models were trained on {label(size)} {layouts} only, {seeds(success.n_seeds)} "
         f"seeds per variant; every larger grid tests length generalization. Means carry their "
         f"{level(methods)} bootstrap CI over seeds and layouts; a difference between two "
         "variants is resolved only where its CI excludes 0. "
@@ -176,6 +180,7 @@ def findings(params, stats_dir: Path, methods: dict, unevaluated: list[str] = ()
     )
     per_grid = "\n".join(
         grid_finding(
+            label,
             grid,
             success[success.grid_size == grid],
             primary[primary.grid_size == grid],
@@ -190,14 +195,14 @@ def findings(params, stats_dir: Path, methods: dict, unevaluated: list[str] = ()
             intro,
             "### What the intervals say, per grid size\n\n" + per_grid,
             "### Layouts seen in training\n\n"
-            + seen_text(pd.read_csv(stats_dir / "seen.csv"), size, methods),
+            + seen_text(pd.read_csv(stats_dir / "seen.csv"), label(size), methods),
             "### Ranking\n\n"
-            + ranking_text(pd.read_csv(stats_dir / "ranking.csv"), power, methods),
-            "### Power\n\n" + power_text(power, methods),
+            + ranking_text(label, pd.read_csv(stats_dir / "ranking.csv"), power, methods),
+            "### Power\n\n" + power_text(label, power, methods),
             "### Mechanisms\n\n"
             + context_text(pd.read_csv(stats_dir / "context.csv"))
             + "\n\n"
-            + reach_text(pd.read_csv(stats_dir / "effective_context.csv"))
+            + reach_text(label, pd.read_csv(stats_dir / "effective_context.csv"))
             + "\n\n"
             + confound_text(params.study.variants),
             "### What is reproducible\n\n"
@@ -326,7 +331,12 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
 
 
 def grid_finding(
-    grid: int, success: pd.DataFrame, pairs: pd.DataFrame, power: pd.Series, methods: dict
+    label: Callable[[int], str],
+    grid: int,
+    success: pd.DataFrame,
+    pairs: pd.DataFrame,
+    power: pd.Series,
+    methods: dict,
 ) -> str:
     """One bullet: informative or at the floor, each variant's mean [CI], the pairs whose CI
     resolves a direction with Holm p beside the smallest possible p, and those it leaves open."""
@@ -343,7 +353,7 @@ def grid_finding(
     )
     resolved = pairs[pairs.verdict != UNRESOLVED]
     open_pairs = pairs[pairs.verdict == UNRESOLVED]
-    text = [f"- **{grid_label(grid)}**: {standing}. Mean success: {means}."]
+    text = [f"- **{label(grid)}**: {standing}. Mean success: {means}."]
     if len(resolved):
         text.append(
             "The intervals resolve "
@@ -405,7 +415,9 @@ def difference(row, methods: dict) -> str:
     )
 
 
-def ranking_text(ranking: pd.DataFrame, power: pd.DataFrame, methods: dict) -> str:
+def ranking_text(
+    label: Callable[[int], str], ranking: pd.DataFrame, power: pd.DataFrame, methods: dict
+) -> str:
     """Per grid size the first, the leading group and the variants resolved below the first
     with their gaps (the ranking table); floor grids are marked, as they rank nothing."""
     lines = [
@@ -415,7 +427,7 @@ def ranking_text(ranking: pd.DataFrame, power: pd.DataFrame, methods: dict) -> s
     for size, rows in ranking.groupby("grid_size", sort=True):
         firsts = rows[rows["rank"] == 1]
         line = (
-            f"- {grid_label(size)}{'' if power.loc[size].informative else ' (at the floor)'}: "
+            f"- {label(size)}{'' if power.loc[size].informative else ' (at the floor)'}: "
             f"first {' and '.join(firsts.variant)} "
             + mean_interval(*firsts[["success_pct_mean", "ci_low_pct", "ci_high_pct"]].iloc[0])
         )
@@ -434,17 +446,17 @@ def ranking_text(ranking: pd.DataFrame, power: pd.DataFrame, methods: dict) -> s
     return "\n".join(lines)
 
 
-def power_text(power: pd.DataFrame, methods: dict) -> str:
+def power_text(label: Callable[[int], str], power: pd.DataFrame, methods: dict) -> str:
     lines = [methods["power"]]
     for grid, row in power.iterrows():
         if pd.isna(row.mde_pct):
             lines.append(
-                f"- {grid_label(grid)}: {row.n_seeds:.0f} seeds, no spread between seeds: "
+                f"- {label(grid)}: {row.n_seeds:.0f} seeds, no spread between seeds: "
                 "power undefined."
             )
             continue
         lines.append(
-            f"- {grid_label(grid)}{'' if row.informative else ' (at the floor)'}: seed SD "
+            f"- {label(grid)}{'' if row.informative else ' (at the floor)'}: seed SD "
             f"{row.seed_sd_pct:.1f} points with {row.n_seeds:.0f} seeds per variant; the "
             f"smallest detectable difference is {row.mde_pct:.1f} points, and detecting 10 "
             f"points needs {row.seeds_for_10pts:.0f} seeds per variant; "
@@ -471,7 +483,7 @@ def context_text(context: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def seen_text(seen: pd.DataFrame, size: int, methods: dict) -> str:
+def seen_text(seen: pd.DataFrame, size_label: str, methods: dict) -> str:
     """Success on training layouts beside held-out ones at the training size (its table)."""
     where = f"Table {table_number('seen')}"
     if not len(seen):
@@ -493,14 +505,14 @@ def seen_text(seen: pd.DataFrame, size: int, methods: dict) -> str:
         for row in seen.itertuples()
     )
     return (
-        f"Success % on {grid_label(size)} layouts the models trained on (the first of the train "
+        f"Success % on {size_label} layouts the models trained on (the first of the train "
         f"split, as many as the held-out test split holds), played as the held-out test split "
         f"is; beside it the held-out split and the gap seen − held out over the models that "
         f"played both, each with its {level(methods)} bootstrap CI ({where}): {cells}."
     )
 
 
-def reach_text(effective: pd.DataFrame) -> str:
+def reach_text(label: Callable[[int], str], effective: pd.DataFrame) -> str:
     """Per grid size of the reach step, each variant's effective context (its table)."""
     if not len(effective):
         return (
@@ -525,7 +537,7 @@ def reach_text(effective: pd.DataFrame) -> str:
             )
             for row in rows.itertuples()
         )
-        lines.append(f"- {grid_label(size)}: {cells}.")
+        lines.append(f"- {label(size)}: {cells}.")
     return "\n".join(lines)
 
 
@@ -618,7 +630,7 @@ def per_seed(checks: list[dict], key: str) -> str:
     return ", ".join(f"{c[key]:.1e}" for c in checks)
 
 
-def episodes_section(figures_dir: Path, report_dir: Path) -> str:
+def episodes_section(figures_dir: Path, report_dir: Path, label: Callable[[int], str]) -> str:
     """Links to what `dtpe explore` wrote beside the figures."""
 
     def link(name):
@@ -640,7 +652,7 @@ def episodes_section(figures_dir: Path, report_dir: Path) -> str:
     if gifs:
         text.append(
             "- Episode animations, a success and a failure per variant: "
-            + ", ".join(f"[{g.stem[1:]}×{g.stem[1:]}]({link('episodes/' + g.name)})" for g in gifs)
+            + ", ".join(f"[{label(int(g.stem[1:]))}]({link('episodes/' + g.name)})" for g in gifs)
             + "."
         )
     return "\n".join(text)

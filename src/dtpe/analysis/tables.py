@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
 from dtpe.analysis.outputs import TABLE_NAMES
+from dtpe.world import catalog as worlds
 
 NOT_APPLICABLE = "N/A"
 UNDEFINED = "–"
@@ -132,8 +134,13 @@ def count(value: float) -> str:
     return UNDEFINED if math.isnan(value) else f"{value:.0f}"
 
 
-def grid_label(size: int) -> str:
-    return f"{size}×{size}"
+def grid_label(world: str, size: int) -> str:
+    """A size as its world names it (`Words.size`)."""
+    return worlds.get(world).words.size.format(n=size)
+
+
+def grid_labels(params, sizes: pd.Series) -> pd.Series:
+    return sizes.map(partial(grid_label, params.env.world))
 
 
 # Inputs -----------------------------------------------------------------------------------
@@ -243,7 +250,7 @@ def success_by_grid(params, stats_dir: Path) -> Table:
         for column in ("diff_pct", "ci_low_pct", "ci_high_pct"):
             numbers[f"{reference}_minus_{other}_{column}"] = rows[column]
     numbers = numbers.reset_index()
-    shown = pd.DataFrame({"Grid": numbers.grid_size.map(grid_label)})
+    shown = pd.DataFrame({"Grid": grid_labels(params, numbers.grid_size)})
     for e in variants:
         shown[e] = [
             with_interval(*cells)
@@ -279,7 +286,7 @@ def steps_by_grid(params, stats_dir: Path) -> Table:
     numbers = numbers.reset_index()
     shown = pd.DataFrame(
         {
-            "Grid": numbers.grid_size.map(grid_label),
+            "Grid": grid_labels(params, numbers.grid_size),
             **{
                 e: [
                     mean_std(m, s)
@@ -355,7 +362,7 @@ def endings(params, stats_dir: Path) -> Table:
 
     shown = pd.DataFrame(
         {
-            "Grid": numbers.grid_size.map(grid_label),
+            "Grid": grid_labels(params, numbers.grid_size),
             "Context": numbers.context.map(count),
             "Cap": numbers.cap.map(count),
             **{
@@ -384,7 +391,7 @@ def comparisons(params, stats_dir: Path) -> Table:
     numbers, described = at_training_context(stats_dir), methods(stats_dir)
     shown = pd.DataFrame(
         {
-            "Grid": numbers.grid_size.map(grid_label),
+            "Grid": grid_labels(params, numbers.grid_size),
             "a − b": numbers.variant_a + " − " + numbers.variant_b,
             "Δ success (pp) [CI]": [
                 with_interval(*cells, sign="+")
@@ -425,7 +432,7 @@ def power(params, stats_dir: Path) -> Table:
     numbers, described = read(stats_dir, "power"), methods(stats_dir)
     shown = pd.DataFrame(
         {
-            "Grid": numbers.grid_size.map(grid_label),
+            "Grid": grid_labels(params, numbers.grid_size),
             "Seeds": numbers.n_seeds.map(str),
             "Seed SD (pp)": numbers.seed_sd_pct.map(number),
             "Detectable Δ (pp)": numbers.mde_pct.map(number),
@@ -452,7 +459,7 @@ def ranking(params, stats_dir: Path) -> Table:
     first = numbers.groupby("grid_size").cumcount() == 0  # the row gaps are taken to
     shown = pd.DataFrame(
         {
-            "Grid": numbers.grid_size.map(grid_label),
+            "Grid": grid_labels(params, numbers.grid_size),
             "Rank": numbers["rank"].map(str),
             "Variant": numbers.variant,
             "Success (%) [CI]": [
@@ -581,7 +588,7 @@ def reach(params, stats_dir: Path) -> Table:
             )
     trained = int(numbers.train_context.iloc[0])
     shown = pd.DataFrame(
-        {"Grid": numbers.grid_size.map(grid_label), "Variant": numbers.variant}
+        {"Grid": grid_labels(params, numbers.grid_size), "Variant": numbers.variant}
         | {
             f"{c}{' (trained)' if c == trained else ''}": [
                 with_interval(*cells)
@@ -610,7 +617,7 @@ def seen(params, stats_dir: Path) -> Table:
     """Per variant: success on training layouts beside the held-out test split, and the gap."""
     numbers = read(stats_dir, "seen")
     described = methods(stats_dir)
-    n = grid_label(params.data.train_size)
+    n = grid_label(params.env.world, params.data.train_size)
     if not len(numbers):
         shown = pd.DataFrame(columns=["Variant", "Seen", "Held out", "Gap"])
         caption = (

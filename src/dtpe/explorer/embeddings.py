@@ -18,6 +18,7 @@ import torch
 from matplotlib.figure import Figure
 
 from dtpe.model.encodings import Encoding
+from dtpe.world import catalog as worlds
 
 FILE = "embeddings.png"
 
@@ -90,10 +91,10 @@ def draw(params, models: dict, out: Path, longest: int) -> Path:
         axes[0].text(0.5, 0.5, "no encoding adds an embedding", ha="center", va="center")
     else:
         fig.colorbar(image, ax=list(axes), shrink=0.8, label="cosine similarity")
-    n = params.data.train_size
+    trained = worlds.get(params.env.world).words.size.format(n=params.data.train_size)
     fig.suptitle(
         "Cosine similarity of the position embeddings\n"
-        f"(t: dashed at {trained_t}, the end of the {n}×{n} training episodes)",
+        f"(t: dashed at {trained_t}, the end of the {trained} training episodes)",
         fontsize=9,
     )
     path = out / FILE

@@ -29,6 +29,8 @@ class Words:
     milestone: tuple[str, str] | None
     """what the agent's flag in `World.agent` says, set and not yet ("holds the key", "has not
     got the key"), or None if the world has none"""
+    size: str = "{n}×{n}"
+    """how a size n reads in tables, figures and the report: a grid's side for a grid world"""
 
 
 class World(ABC):

@@ -30,7 +30,10 @@ class TMaze(World):
     ceil(S * shortest) to S (1: S alone; never below rules.MIN_LENGTH); slack: the episode cap
     is S + slack steps, the expert's S + 1 at the longest corridor plus slack - 1 for detours"""
     layout_arrays = ("grid", "start", "once")
-    words = Words(layouts="T-Mazes", milestone=("has seen the cue", "has not seen the cue"))
+    # a size is the longest corridor of its band (options' `shortest`), not a grid's side
+    words = Words(
+        layouts="T-Mazes", milestone=("has seen the cue", "has not seen the cue"), size="L ≤ {n}"
+    )
     colours = picture.COLOURS
     legend = picture.LEGEND
     planner = staticmethod(cost_to_go)
