@@ -155,12 +155,13 @@ def targets(models: list[tuple[str, int]], world: str) -> list[str]:
     return paths
 
 
-# what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
-# evaluation's sweeps (seen, reach) depends on these alone, so no sweep's knob reruns it
 SHARED_WITH = "{shared_with}"
 """an input that stands for a confirmatory run's own data/ and results/params.json and those of
 each folder of params verdict.shared_with (none where it is empty): the layouts the stats step
 counts as shared"""
+
+# what evaluate.suite_rows reads of the evaluate group: a step that plays episodes beside the
+# evaluation's sweeps (seen, reach) depends on these alone, so no sweep's knob reruns it
 _PLAYED = (
     "evaluate.target_return",
     "evaluate.batch_size",

@@ -153,7 +153,7 @@ def layout_picture(data_dir: Path, size: int, env) -> Figure:
     ax.grid(which="minor", color="#d0d0d0", linewidth=0.5)
     ax.tick_params(which="both", bottom=False, left=False, labelbottom=False, labelleft=False)
     ax.set_title(
-        f"{world.words.size.format(n=size)} evaluation layout {layouts.ids[0]} "
+        f"{grid_label(env.world, size)} evaluation layout {layouts.ids[0]} "
         f"(BFS optimum {optimal_steps[0]} steps)"
     )
     ax.legend(
