@@ -111,6 +111,22 @@ def test_the_figure_shows_the_pairs_two_runs_have(written):
     assert pair_labels(only) == [set(alone.variant)]
 
 
+def test_the_figure_keeps_the_pairs_most_runs_of_a_world_have(written):
+    """Two runs sharing every pair would fill the figure; a third run's few pairs pick what it
+    shows, and compare.md still lists every pair."""
+    table = pd.read_csv(written / "compare.csv")
+    differences = table[table.kind == "difference"]
+    picked = differences.variant.unique()[:1]
+    third = differences[differences.variant.isin(picked) & (differences.run == "two")]
+    third = third.assign(run="confirm")
+    both = pd.concat([table, third])
+    confidence = {label: 0.95 for label in both.run.unique()}
+    assert len(set(differences.variant)) > 1
+    assert pair_labels(compare.figure(both, confidence)) == [set(picked)]
+    listed = compare.markdown(both, confidence)
+    assert all(pair in listed for pair in differences.variant.unique())
+
+
 def pair_labels(fig) -> list[set[str]]:
     """Each world's row of panels: the pairs its first panel lists."""
     return [{t.get_text() for t in sub.axes[0].get_yticklabels()} for sub in fig.subfigs]

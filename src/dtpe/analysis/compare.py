@@ -287,11 +287,14 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
 def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
     """A row of panels per world (grid sizes mean different things in different worlds), a
     panel per grid size: each pair's difference a − b with its interval (rows), one colour and
-    marker per run, the runs of a pair side by side. Only the pairs two or more runs of the
-    world have, where there are any: a pair of one run compares no runs, and the Memory run
-    alone has 190 (compare.md keeps every pair)."""
+    marker per run, the runs of a pair side by side. Per world, only the pairs held by the most
+    of its runs, and by two at least, where any world has such: a pair of one run compares no
+    runs, and two exploratory runs of a world share all their 190 or 210 pairs, a figure no one
+    can read, where a confirmatory run beside them picks its few (compare.md keeps every pair)."""
     pairs_table = table[table.kind == "difference"]
-    shared = pairs_table.groupby(["world", "variant"]).run.transform("nunique") > 1
+    held = pairs_table.groupby(["world", "variant"]).run.transform("nunique")
+    most = held.groupby(pairs_table.world).transform("max")
+    shared = (held > 1) & (held == most)
     if shared.any():
         pairs_table = pairs_table[shared]
     runs = list(dict.fromkeys(table.run))
