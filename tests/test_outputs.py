@@ -301,6 +301,20 @@ def write_stats(stats_dir, variants, seeds):
         90,
     )
     frames["milestone"] = pd.DataFrame(columns=horizon.MILESTONE_COLUMNS)  # nor a milestone
+    frames["position_use"] = pd.DataFrame(
+        {
+            "variant": "rope",
+            "grid_size": SIZES[-1],
+            "off": ["k", "t"],
+            "seeds": 2,
+            "own": 80.0,
+            "switched_off": [50.0, 80.0],
+            "change": [-30.0, 0.0],
+            "change_low": [-45.0, 0.0],
+            "change_high": [-15.0, 0.0],
+            "models_using": [2, 0],
+        }
+    )
     frames["endings"] = pd.DataFrame(
         {
             "grid_size": size,
@@ -438,6 +452,15 @@ def test_every_table_in_three_formats(run):
     tex = (root / "tables" / "comparisons.tex").read_text()
     assert "\\begin{tabular}" in tex and "$\\alpha$" in tex and "−" not in tex
     assert list(pd.read_csv(root / "tables" / "training.csv").variant) == VARIANTS
+
+
+def test_position_use_table_shows_the_change_and_the_models_using_each_encoding(run):
+    root, _ = run
+    big = SIZES[-1]
+    k = shown_row(root / "tables" / "position_use.md", "rope", "| k ")
+    assert k == ["rope", f"{big}×{big}", "k", "80.0", "50.0", "-30.0 [-45.0, -15.0]", "2 of 2"]
+    t = shown_row(root / "tables" / "position_use.md", "rope", "| t ")
+    assert t[-2:] == ["+0.0 [+0.0, +0.0]", "0 of 2"]
 
 
 def test_endings_table_shows_each_variants_ended_share_and_its_success(run):

@@ -178,6 +178,30 @@ def cmd_reach(args, params):
     )
 
 
+def cmd_position(args, params):
+    import pandas as pd
+
+    from dtpe import atomic
+    from dtpe.steps import position
+
+    model = _load_model(args, params)
+    rows = position.played(
+        model, params, args.data, args.variant, args.seed, pd.read_csv(args.grid)
+    )
+    with atomic.output(args.out) as tmp:
+        rows.to_csv(tmp, index=False)
+    done = rows[rows.applicable.astype(bool)] if len(rows) else rows
+    summary = (
+        done.groupby(["altered", "grid_size"]).success.mean().unstack().round(2)
+        if len(done)
+        else "nothing played (position.scalings and position.ablate empty, or nothing applies)"
+    )
+    print(
+        f"position {args.variant} seed {args.seed}: success at context "
+        f"{position.whole_episode_context(params)}, altered x grid size\n{summary}"
+    )
+
+
 def cmd_attention(args, params):
     from dtpe import atomic
     from dtpe.steps import attention
@@ -214,10 +238,11 @@ def cmd_stats(args, params):
             per_model(models, results, "train", "/metrics.csv"),
             attention_jsons(models, results, args.no_attention),
             tmp,
-            reach_csvs(evaluated, results),
+            optional_csvs(evaluated, results, "reach"),
             [p for p in per_model(models, results, "eval/seen", ".csv") if p.is_file()],
             preregistered,
             shared,
+            optional_csvs(evaluated, results, "position"),
         )
 
 
@@ -261,13 +286,13 @@ def attention_jsons(models, results: Path, lacking: list[str]) -> list[Path]:
     return kept
 
 
-def reach_csvs(models, results: Path) -> list[Path]:
-    """The reach step's CSVs of `models`: every one, or none in a run that predates the step; a
-    run that has some lacks the others by mistake."""
-    paths = per_model(models, results, "eval/reach", ".csv")
+def optional_csvs(models, results: Path, step: str) -> list[Path]:
+    """A step's CSVs of `models` (reach, position): every one, or none in a run that predates
+    the step; a run that has some lacks the others by mistake."""
+    paths = per_model(models, results, f"eval/{step}", ".csv")
     missing = [p for p in paths if not p.is_file()]
     if missing and len(missing) < len(paths):
-        raise FileNotFoundError(f"reach: {len(missing)} models lack their CSV, e.g. {missing[0]}")
+        raise FileNotFoundError(f"{step}: {len(missing)} models lack their CSV, e.g. {missing[0]}")
     return [] if missing else paths
 
 
@@ -372,7 +397,15 @@ def _check_variant(name: str, params) -> None:
 
 
 # the steps that run a model: their numerics are checked (and training records them)
-_TORCH_STEPS = {cmd_train, cmd_evaluate, cmd_seen, cmd_reach, cmd_attention, cmd_explore}
+_TORCH_STEPS = {
+    cmd_train,
+    cmd_evaluate,
+    cmd_seen,
+    cmd_reach,
+    cmd_position,
+    cmd_attention,
+    cmd_explore,
+}
 
 
 class _Renamed(argparse.Action):

@@ -93,6 +93,7 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
         )
     _check_verdict(p, key)
     _check_reach(p, key)
+    _check_position(p, key)
     _check_whole_episode(p, key)
     _check_milestone(p, key)
     if p.data.layouts is not None and p.data.layouts > p.data.episodes:
@@ -169,6 +170,27 @@ def _check_reach(p: Params, key: Callable[[tuple], str]) -> None:
                 f"model.context {p.model.context} (the grid sweep plays that one)"
             )
     _suite_sizes_only(p, key, ("reach", "sizes"), p.reach.sizes or [])
+
+
+def _check_position(p: Params, key: Callable[[tuple], str]) -> None:
+    """The position step plays the whole episode: it needs one, its sizes are suite sizes, and
+    a scaling the context sweep plays already would give that context's rows twice."""
+    pos = p.position
+    if (pos.scalings or pos.ablate) and not p.evaluate.whole_episode:
+        at = ("position", "scalings") if pos.scalings else ("position", "ablate")
+        raise ParamsError(
+            f"{key(at)}: the position step plays the whole-episode context, but "
+            "evaluate.whole_episode is false"
+        )
+    if pos.ablate and not pos.sizes:
+        raise ParamsError(f"{key(('position', 'sizes'))}: empty, but position.ablate asks for play")
+    _suite_sizes_only(p, key, ("position", "sizes"), pos.sizes)
+    twice = sorted(set(pos.scalings) & set(p.evaluate.rope_scaling))
+    if twice:
+        raise ParamsError(
+            f"{key(('position', 'scalings'))}: {twice} are in evaluate.rope_scaling too, which "
+            "plays them at every context already"
+        )
 
 
 def _suite_sizes_only(p: Params, key: Callable[[tuple], str], at: tuple, sizes) -> None:

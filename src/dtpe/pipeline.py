@@ -314,6 +314,43 @@ STEPS = (
         runtime=30,
     ),
     Step(
+        "position",
+        "position",
+        "one model at the whole-episode context with rope's scalings and each encoding off",
+        (
+            PARAMS,
+            *MODEL_FLAGS,
+            CHECKPOINT,
+            # a scaling's sweep takes the layouts the grid sweep played
+            Flag("--grid", f"results/eval/grid/{MODEL}.csv", "the model's grid sweep CSV"),
+            Flag(
+                "--out",
+                f"results/eval/position/{MODEL}.csv",
+                "CSV to write, one row per episode: every suite with each of position.scalings, "
+                "the suites position.sizes with each of position.ablate switched off",
+            ),
+        ),
+        inputs=("data", f"models/{MODEL}", f"results/eval/grid/{MODEL}.csv"),
+        outputs=(Out(f"results/eval/position/{MODEL}.csv"),),
+        # its own params group, and of evaluate's only what it plays with: adding it to a run
+        # reruns no evaluation
+        params=(
+            "position",
+            *_PLAYED,
+            "evaluate.contexts",
+            "evaluate.layouts_per_suite",
+            "env",
+            "compute",
+            "model",
+            "data.suite_sizes",
+            "variants.{variant}",
+        ),
+        per_model=True,
+        threads=True,
+        mem_mb=4000,
+        runtime=60,
+    ),
+    Step(
         "attention",
         "attention",
         "attention analysis of one model",
@@ -373,7 +410,7 @@ STEPS = (
         inputs=(
             *(
                 f"results/eval/{sweep}/{{model}}.csv"
-                for sweep in ("test", "grid", "context", "reach", "seen")
+                for sweep in ("test", "grid", "context", "reach", "seen", "position")
             ),
             "results/train/{model}",
             "results/attention/{model}.json",

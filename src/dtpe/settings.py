@@ -122,6 +122,17 @@ class Reach:
 
 
 @dataclass(frozen=True)
+class Position:
+    scalings: list
+    """rope's inference-time scalings (linear, ntk, yarn) the position step plays on every suite
+    at the whole-episode context, the longest of evaluate.contexts"""
+    ablate: list
+    """axes (k, t) whose encoding the position step switches off in turn, at that context"""
+    sizes: list
+    """suite sizes it plays with an encoding off"""
+
+
+@dataclass(frozen=True)
 class Attention:
     grid_size: int
     """suite whose episodes are analysed"""
@@ -242,6 +253,7 @@ class Params:
     train: Train
     evaluate: Evaluate
     reach: Reach
+    position: Position
     attention: Attention
     explorer: Explorer
     stats: Stats

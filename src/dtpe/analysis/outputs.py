@@ -76,6 +76,7 @@ TABLES = (
     ("seen", "Layouts seen in training"),
     ("horizon", "Success horizon"),
     ("endings", "How episodes ended"),
+    ("position_use", "Does the model use position?"),
 )
 TABLE_NAMES = tuple(name for name, _ in TABLES)
 

@@ -26,7 +26,9 @@ contexts shorter than the training one, how those episodes ended, and how far ba
 variant looks, analysis/reach.py; empty in a run without the reach step), seen.csv (success on
 training layouts beside held-out ones; empty in a run without the seen step), horizon.csv (each
 variant's success horizon per context) and milestone.csv (the attention on the world's milestone
-against the suite size; empty where the run measures none: analysis/horizon.py), design.json
+against the suite size; empty where the run measures none: analysis/horizon.py),
+position_use.csv and position_use_models.csv (success with an encoding switched off beside the
+model's own: analysis/position_use.py; empty in a run without it), design.json
 (could the design reject: design.py), metrics.json, methods.json, and attention_maps.json (each
 variant's attention averaged over its seeds, for Figure 4).
 """
@@ -48,6 +50,7 @@ from dtpe.analysis import (
     design,
     horizon,
     methods,
+    position_use,
     reach,
     sequential,
     shared_layouts,
@@ -81,19 +84,27 @@ def run(
     seen_csvs: list[Path] = (),
     preregistered=None,
     shared: pd.DataFrame | None = None,
+    position_csvs: list[Path] = (),
 ) -> None:
     """Every output in out_dir (module docstring); `reach_csvs`: the reach step's CSVs, none
     in a run that predates it; `seen_csvs`: the seen step's, of the models that have one;
     `preregistered`: a confirmatory run's preregistration (dtpe.preregistration.verify), which
     its decisions carry; `shared`: the layouts it shares with the runs of verdict.shared_with
-    (analysis/shared_layouts.against)."""
+    (analysis/shared_layouts.against); `position_csvs`: the position step's, none in a run that
+    predates it (its scalings join the context sweep as variants, `rope+yarn`)."""
     sp, variants = params.stats, list(params.study.variants)
     failure_words = worlds.get(params.env.world).ends.failure_words
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
     grid = read_episodes(grid_csvs)
     train_context = int(grid.context.iloc[0])
     # The context sweep plays the other contexts; the training context's rows are the grid sweep's.
-    context = pd.concat([grid, labelled(read_episodes(context_csvs))], ignore_index=True)
+    altered = read_episodes(position_csvs) if position_csvs else None
+    played = read_episodes(context_csvs)
+    own = played[played.rope_scaling.fillna(NO_SCALING) == NO_SCALING]
+    if altered is not None:
+        scalings = altered[~altered.altered.str.endswith(" off")]
+        played = pd.concat([played, scalings.rename(columns={"altered": "rope_scaling"})])
+    context = pd.concat([grid, labelled(played)], ignore_index=True)
     labels = variants + sorted(set(context.variant) - set(variants))
     grid, context = ordered(grid, variants), ordered(context, labels)
     declared = params.verdict.declared()
@@ -139,6 +150,10 @@ def run(
     results["horizon"] = horizon.horizons(
         per_seed_success(context, ["grid_size", "context", "variant"]), sp.horizon_pct
     )
+    ablated = altered[altered.altered.str.endswith(" off")] if altered is not None else None
+    models_off = position_use.per_model(ablated, own, sp.alpha)
+    results["position_use_models"] = ordered(models_off, variants)
+    results["position_use"] = ordered(position_use.per_variant(models_off, sp.alpha), variants)
     results["milestone"] = ordered(horizon.milestone(attention_jsons), variants).sort_values(
         ["variant", "grid_size"]
     )

@@ -69,6 +69,7 @@ def write(params, stats_dir: Path, out_dir: Path) -> None:
         "reach": reach,
         "seen": seen,
         "horizon": horizon,
+        "position_use": position_use,
     }
     for name in TABLE_NAMES:
         table = builders[name](params, Path(stats_dir))
@@ -706,3 +707,38 @@ def horizon(params, stats_dir: Path) -> Table:
         f"suite up to the largest ({largest}), whose horizon is a lower bound."
     )
     return Table("horizon", caption, numbers, shown)
+
+
+def position_use(params, stats_dir: Path) -> Table:
+    """Per variant, size and encoding switched off: its success beside the model's own, the
+    change, and how many models use it (analysis/position_use.py)."""
+    numbers = read(stats_dir, "position_use")
+    described = methods(stats_dir)
+    shown = pd.DataFrame(
+        {
+            "Variant": numbers.variant,
+            "Size": grid_labels(params, numbers.grid_size),
+            "Off": numbers.off,
+            "Own": numbers.own.map(number),
+            "Switched off": numbers.switched_off.map(number),
+            "Change": [
+                with_interval(*cells, sign="+")
+                for cells in zip(numbers.change, numbers.change_low, numbers.change_high)
+            ],
+            "Models using it": [
+                f"{n} of {seeds}" for n, seeds in zip(numbers.models_using, numbers.seeds)
+            ],
+        },
+        columns=["Variant", "Size", "Off", "Own", "Switched off", "Change", "Models using it"],
+    )
+    context = max(params.evaluate.contexts)
+    caption = (
+        f"Does the model use position? Success % at context {context} with its k or t encoding "
+        "switched off at inference (no table, bias or rotation; never retrained) beside its own "
+        "on the same layouts, mean over seeds; Change: switched off − own [t interval over "
+        f"seeds at {confidence(described)}]; a model uses the encoding where an exact McNemar "
+        f"test of its paired episodes gives p < {described['alpha']:g}. No row: the encoding "
+        "has nothing to switch off (NoPE, t none), the model cannot index the context, or the "
+        f"run does not ask (params position.ablate). {UNDEFINED}: undefined (one seed)."
+    )
+    return Table("position_use", caption, numbers, shown)

@@ -21,7 +21,7 @@ from torch import nn
 
 from dtpe.model import encodings, state_encoders
 from dtpe.model.config import ModelConfig
-from dtpe.model.encodings.base import Attending, Span
+from dtpe.model.encodings.base import Attending, Span, SwitchedOff, carries_position
 from dtpe.world.catalog import vocabulary
 
 TOKENS_PER_STEP = 3
@@ -161,6 +161,23 @@ class DecisionTransformer(nn.Module):
             yield
         finally:
             self.k_encoding.for_context(self.cfg.context)
+
+    @contextmanager
+    def switched_off(self, axis: str) -> Iterator[None]:
+        """Within the block the `axis` ("k" or "t") encoding adds nothing (SwitchedOff); after
+        it, however it ends, the trained one again. Raises NotApplicable on entry where that
+        encoding has nothing to switch off (NoPE, t `none`)."""
+        name = f"{axis}_encoding"
+        trained = getattr(self, name)
+        if not carries_position(trained):
+            raise encodings.NotApplicable(
+                f"{axis} encoding {trained.name!r} has nothing to switch off"
+            )
+        try:
+            setattr(self, name, SwitchedOff(trained))
+            yield
+        finally:
+            setattr(self, name, trained)
 
     def encode_states(self, states: torch.Tensor) -> torch.Tensor:
         """(..., N, N) grids -> (..., D); evaluation encodes each state once and keeps it."""

@@ -21,6 +21,8 @@ from dtpe.model.encodings.base import (
     NotApplicable,
     PositionBias,
     Span,
+    SwitchedOff,
+    carries_position,
     create,
     register,
 )
@@ -86,6 +88,8 @@ __all__ = [
     "NotApplicable",
     "PositionBias",
     "Span",
+    "SwitchedOff",
+    "carries_position",
     "Variant",
     "create",
     "register",

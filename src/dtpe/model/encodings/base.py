@@ -180,6 +180,31 @@ class Encoding(nn.Module):
         )
 
 
+HOOKS = ("add_to_input", "rotate", "prepare", "score", "rescore", "after_softmax", "value_term")
+
+
+def carries_position(encoding: Encoding) -> bool:
+    """Whether `encoding` adds anything through a hook (NoPE and t `none` do not): what there
+    is to switch off."""
+    return any(getattr(type(encoding), h) is not getattr(Encoding, h) for h in HOOKS)
+
+
+class SwitchedOff(Encoding):
+    """`encoding` switched off at inference, to ask whether a model uses it: no table added,
+    no bias, no rotation; it indexes any position. It keeps the logits' scale (TUPE's, eRPE's),
+    which is no position."""
+
+    def __init__(self, encoding: Encoding):
+        nn.Module.__init__(self)
+        self.name, self.axis = f"{encoding.name} (off)", encoding.axis
+        self.scale, self.context = encoding.scale, encoding.context
+        self.d_model, self.n_heads, self.head_dim = (
+            encoding.d_model,
+            encoding.n_heads,
+            encoding.head_dim,
+        )
+
+
 class Attending:
     """One forward pass's encodings with their spans, handed to every attention layer: it calls
     each hook of both encodings and combines their terms."""
