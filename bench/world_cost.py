@@ -1,14 +1,15 @@
-"""A model of another world against a maze model (issues 50 and 60): core seconds of each step
+"""Models of other worlds against a maze model (issues 50, 60 and 73): core seconds of each step
 one model takes through the CLI, data, train, evaluate (every suite at every context of
-evaluate.contexts: the T-Maze's whole-episode context included), reach (its ladder), seen and
-attention, for the world's params file and for the maze default (params.yaml), in the same run on
-the same machine. Both train rope at seed 42, at their own full epochs by default (an
+evaluate.contexts: the T-Maze's whole-episode context included), reach (its ladder), seen,
+position (rope's scalings and each encoding switched off, where the params ask) and attention,
+for each world's params file and for the maze default (params.yaml), in the same run on the same
+machine. Both train rope at seed 42, at their own full epochs by default (an
 under-trained memory model wanders to MiniGrid's cap of 5 N^2 steps and would make its
 evaluation look dearer than a trained one's). Core time is the children's user + system CPU time,
 one thread each, as bench/e2e.py counts it; the figure is models (every per-model step) per
 core-hour and the world's model cost as a multiple of the maze model's.
 
-Usage: python bench/world_cost.py [--world memory|tmaze] [--fraction 1.0]
+Usage: python bench/world_cost.py [--world memory tmaze order recency distance] [--fraction 1.0]
 Prints figures, then one JSON line."""
 
 from __future__ import annotations
@@ -29,8 +30,16 @@ from e2e import children_cpu, run_cli  # noqa: E402
 
 from dtpe import params as params_mod  # noqa: E402
 
-WORLDS = {"memory": "params-memory.yaml", "tmaze": "params-tmaze.yaml", "maze": "params.yaml"}
-MODEL_STEPS = ("train", "evaluate", "reach", "seen", "attention")
+WORLDS = {
+    "memory": "params-memory.yaml",
+    "tmaze": "params-tmaze.yaml",
+    "order": "params-order.yaml",
+    "recency": "params-recency.yaml",
+    "distance": "params-distance.yaml",
+    "maze": "params.yaml",
+}
+"""a world's run (the cue corridor's by its task) -> its params file"""
+MODEL_STEPS = ("train", "evaluate", "reach", "seen", "position", "attention")
 VARIANT, SEED = "rope", 42
 
 
@@ -57,6 +66,8 @@ def one_model(params_file: str, fraction: float) -> dict:
             "reach": ["reach", *common, "--model", str(model), "--grid", str(grid)]
             + ["--out", str(work / "reach.csv")],
             "seen": ["seen", *common, "--model", str(model), "--out", str(work / "seen.csv")],
+            "position": ["position", *common, "--model", str(model), "--grid", str(grid)]
+            + ["--out", str(work / "position.csv")],
             "attention": ["attention", *common, "--model", str(model)]
             + ["--out", str(work / "attention.json")],
         }
@@ -77,20 +88,22 @@ def one_model(params_file: str, fraction: float) -> dict:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--world", choices=[w for w in WORLDS if w != "maze"], default="memory")
+    others = [w for w in WORLDS if w != "maze"]
+    ap.add_argument("--world", nargs="+", choices=others, default=["memory"])
     ap.add_argument("--fraction", type=float, default=1.0, help="share of the epochs trained")
     args = ap.parse_args()
     result = {"bench": "world_cost", "fraction": args.fraction, "variant": VARIANT}
-    for world in (args.world, "maze"):
+    for world in (*args.world, "maze"):
         r = result[world] = one_model(WORLDS[world], args.fraction)
         steps = ", ".join(f"{step} {s:.0f}" for step, s in r["core_s"].items())
         print(
-            f"{world:7s} ({WORLDS[world]}, {r['epochs']} epochs): {steps} core-s; "
+            f"{world:8s} ({WORLDS[world]}, {r['epochs']} epochs): {steps} core-s; "
             f"{r['models_per_core_hour']:.1f} models per core-hour"
         )
-    ratio = result[args.world]["model_core_s"] / result["maze"]["model_core_s"]
-    result[f"cost_ratio_{args.world}_over_maze"] = ratio
-    print(f"a {args.world} model costs {ratio:.2f}x a maze model ({', '.join(MODEL_STEPS)})")
+    for world in args.world:
+        ratio = result[world]["model_core_s"] / result["maze"]["model_core_s"]
+        result[f"cost_ratio_{world}_over_maze"] = ratio
+        print(f"a {world} model costs {ratio:.2f}x a maze model ({', '.join(MODEL_STEPS)})")
     print(json.dumps(result))
 
 

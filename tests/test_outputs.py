@@ -461,6 +461,8 @@ def test_position_use_table_shows_the_change_and_the_models_using_each_encoding(
     assert k == ["rope", f"{big}×{big}", "k", "80.0", "50.0", "-30.0 [-45.0, -15.0]", "2 of 2"]
     t = shown_row(root / "tables" / "position_use.md", "rope", "| t ")
     assert t[-2:] == ["+0.0 [+0.0, +0.0]", "0 of 2"]
+    text = (root / "figures" / "REPORT.md").read_text()
+    assert f"- rope: k off at {big}×{big} -30.0 [-45.0, -15.0] points, 2 of 2 models" in text
 
 
 def test_endings_table_shows_each_variants_ended_share_and_its_success(run):

@@ -180,3 +180,14 @@ def test_params_refuse_a_position_step_that_cannot_play(position, evaluate, matc
     raw["position"].update(position)
     with pytest.raises(params.ParamsError, match=match):
         params.check(raw)
+
+
+def test_a_run_without_the_ablation_says_so_in_its_table(tmp_path, tiny_params):
+    import json
+
+    from dtpe.analysis import tables
+
+    pd.DataFrame(columns=position_use.COLUMNS).to_csv(tmp_path / "position_use.csv", index=False)
+    (tmp_path / "methods.json").write_text(json.dumps({"confidence": 0.95, "alpha": 0.05}))
+    table = tables.position_use(tiny_params, tmp_path)
+    assert "Not measured in this run" in table.caption and table.shown.empty

@@ -204,6 +204,7 @@ def findings(params, stats_dir: Path, methods: dict, unevaluated: list[str] = ()
             + "\n\n"
             + reach_text(label, pd.read_csv(stats_dir / "effective_context.csv"))
             + "\n\n"
+            + position_text(label, pd.read_csv(stats_dir / "position_use.csv"))
             + confound_text(params.study.variants),
             "### What is reproducible\n\n"
             + reproducible_text(pd.read_csv(stats_dir / "numerics.csv"))
@@ -539,6 +540,38 @@ def reach_text(label: Callable[[int], str], effective: pd.DataFrame) -> str:
         )
         lines.append(f"- {label(size)}: {cells}.")
     return "\n".join(lines)
+
+
+def position_text(label: Callable[[int], str], use: pd.DataFrame) -> str:
+    """Per variant, whether its models use the encodings switched off (Table position_use): a
+    variant none of whose models' success moves uses no position where it was asked."""
+    if not len(use):
+        return ""
+    lines = [
+        f"Does each variant use position (Table {table_number('position_use')}): its success "
+        "with its k or t encoding switched off at inference beside its own; a model uses the "
+        "encoding where its paired episodes differ (exact McNemar test)."
+    ]
+    for variant, rows in use.groupby("variant", sort=False):
+        used = rows[rows.models_using > 0]
+        if used.empty:
+            sizes = ", ".join(label(n) for n in sorted(rows.grid_size.unique()))
+            lines.append(
+                f"- {variant}: no model's success moves with its {' or '.join(rows.off.unique())} "
+                f"encoding off at {sizes}: it uses no position there."
+            )
+            continue
+        lines.append(
+            f"- {variant}: "
+            + "; ".join(
+                f"{row.off} off at {label(row.grid_size)} "
+                + with_interval(row.change, row.change_low, row.change_high, sign="+")
+                + f" points, {row.models_using} of {row.seeds} models using it"
+                for row in used.itertuples()
+            )
+            + "."
+        )
+    return "\n".join(lines) + "\n\n"
 
 
 def confound_text(variants: list[str]) -> str:

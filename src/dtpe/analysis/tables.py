@@ -731,6 +731,13 @@ def position_use(params, stats_dir: Path) -> Table:
         },
         columns=["Variant", "Size", "Off", "Own", "Switched off", "Change", "Models using it"],
     )
+    if not len(numbers):
+        caption = (
+            "Does the model use position? Not measured in this run (params position.ablate: "
+            "`dtpe position` plays each model with its k or t encoding switched off at the "
+            "whole-episode context)."
+        )
+        return Table("position_use", caption, numbers, shown)
     context = max(params.evaluate.contexts)
     caption = (
         f"Does the model use position? Success % at context {context} with its k or t encoding "
