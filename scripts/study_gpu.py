@@ -15,9 +15,10 @@ docs/design.md, "The study's scale on one GPU".
 
 What --out receives (three files, none in a folder; each well under 16 MiB):
 - results.tar.gz: results/params.json, results/train/<model>/ (metrics.csv, the training curve;
-  numerics.json; positions.json), results/eval/{test,grid,context,seen,reach}/<model>.csv (one
-  row per episode), results/attention/<model>.json, and results/timings/ (each finished step's
-  wall time, as Snakemake records it, which the report reads): every step that finished;
+  numerics.json; positions.json), results/eval/<sweep>/<model>.csv (test, grid, context, seen,
+  reach, position: one row per episode), results/attention/<model>.json, and results/timings/
+  (each finished step's wall time, as Snakemake records it, which the report reads): every step
+  that finished;
 - logs.tar.gz: every step's log, also of the steps the budget stopped (a training's log has a
   line per finished epoch; each log is cut to its last 1 MiB);
 - study.json: the device, the code version, the params, the numerics, the data's summary and

@@ -16,7 +16,11 @@ import pytest
 import yaml
 from conftest import ROOT, tiny_raw
 
+from dtpe.pipeline import STEPS
 from dtpe.steps.evaluate import COLUMNS
+
+MODEL_STEPS = tuple(s.name for s in STEPS if s.per_model)
+"""a model's steps as the runner plays them: the pipeline's"""
 
 SCRIPT = ROOT / "scripts" / "study_gpu.py"
 VARIANTS = ["learned", "sinusoidal", "rope"]
@@ -95,16 +99,16 @@ def test_the_device_code_and_wall_times_are_recorded(runs):
     for model in FIRST:
         record = manifest["models"][model]
         assert record["wall_s"] == pytest.approx(
-            sum(record[s]["wall_s"] for s in ("train", "evaluate", "seen", "reach", "attention")),
+            sum(record[s]["wall_s"] for s in MODEL_STEPS),
             abs=0.05,
         )
-        for step in ("train", "evaluate", "seen", "reach", "attention"):  # as the report reads
+        for step in MODEL_STEPS:  # as the report reads
             timing = pd.read_csv(
                 io.BytesIO(results[f"results/timings/{step}/{model}.tsv"]), sep="\t"
             )
             assert timing.s.iloc[0] == pytest.approx(record[step]["wall_s"], abs=0.01)
         # the quick steps that need the checkpoint run right after training
-        assert list(record)[-5:] == ["train", "attention", "seen", "evaluate", "reach"]
+        assert list(record)[-6:] == ["train", "attention", "seen", "evaluate", "reach", "position"]
     assert re.fullmatch(r"[0-9a-f]{64}", manifest["code"]["src_sha256"])
     assert manifest["data"]["splits"]["train"]["episodes"] > 0
     assert re.fullmatch(r"[0-9a-f]{32}", manifest["data_md5"]["train.safetensors"])
@@ -136,8 +140,9 @@ def test_precision_and_seeds_are_the_commands_to_choose(tmp_path):
     assert sorted(manifest["models"]) == sorted(f"{v}_s7" for v in VARIANTS)
     assert all(m["study_seed"] for m in manifest["models"].values())
     # the steps asked for, and no others: what a model still lacks after an earlier command
-    steps = {"train", "evaluate", "seen", "reach", "attention"}
-    assert all(steps & set(m) == {"train", "evaluate"} for m in manifest["models"].values())
+    assert all(
+        set(MODEL_STEPS) & set(m) == {"train", "evaluate"} for m in manifest["models"].values()
+    )
 
 
 def test_a_budget_that_runs_out_still_packs_what_finished(runs):
