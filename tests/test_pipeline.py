@@ -151,6 +151,7 @@ def test_snakemake_then_dvc_adopts_then_clone_and_pull(tmp_path):
         "validate",
         "evaluate",
         "reach",  # it reads the trained context's episodes from the grid sweep evaluate rewrites
+        "position",  # it plays at the longest context and reads the grid sweep
         "stats",
         "tables",
         "figures",
