@@ -65,7 +65,7 @@ def explored_study(root: Path, raw: dict):
 
     from dtpe import cli, names
     from dtpe.model import checkpoint
-    from dtpe.steps import evaluate
+    from dtpe.steps import episode_csv, evaluate
 
     torch.set_num_threads(1)
     path = root / "params.yaml"
@@ -88,7 +88,7 @@ def explored_study(root: Path, raw: dict):
             trained = checkpoint.load(root / "models" / name)
             grid = evaluate.grid_sweep(trained, checked, root / "data", e, s)
             (root / "results/eval/grid").mkdir(parents=True, exist_ok=True)
-            grid.to_csv(root / "results/eval/grid" / f"{name}.csv", index=False)
+            episode_csv.write(grid, checked.env.world, root / "results/eval/grid" / f"{name}.csv")
     explore = [*common, "--models", str(root / "models"), "--results", str(root / "results")]
     assert cli.main(["explore", *explore, "--out", str(root / "figures")]) == 0
     return checked, explore
@@ -151,16 +151,17 @@ def plan(layouts, index: int = 0) -> list[int]:
     return actions
 
 
-def play_alongside(ours, theirs, plan, n_actions: int = 3) -> None:
+def play_alongside(ours, theirs, plan, n_actions: int = 3, planned: float = 0.6) -> None:
     """Steps the world's stepper `ours` and MiniGrid's envs `theirs` with the same actions,
-    `plan(state)`'s 60 % of the time and random ones otherwise, until every episode has ended,
-    asserting each step's observations, rewards and endings equal wherever an episode is still
-    running or ends at that step."""
+    `plan(state)`'s a `planned` share of the time and random ones otherwise, until every episode
+    has ended, asserting each step's observations, rewards and endings equal wherever an episode
+    is still running or ends at that step."""
     import numpy as np
 
     rng, b = np.random.default_rng(0), len(ours.done)
     while not ours.done.all():
-        actions = np.where(rng.random(b) < 0.6, plan(ours.state), rng.integers(0, n_actions, b))
+        chosen = rng.random(b) < planned
+        actions = np.where(chosen, plan(ours.state), rng.integers(0, n_actions, b))
         mine, reference = ours.step(actions), theirs.step(actions)
         active = ~ours.done | mine[2] | mine[3]
         for a, r in zip(mine, reference):

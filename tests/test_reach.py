@@ -15,7 +15,7 @@ from dtpe import cli, params
 from dtpe.analysis import figures, reach, tables
 from dtpe.model import checkpoint
 from dtpe.model.transformer import DecisionTransformer
-from dtpe.steps import dataset, evaluate
+from dtpe.steps import dataset, episode_csv, evaluate
 
 
 def test_the_step_writes_every_rung_of_every_reach_size(tmp_path, tiny_raw_params, tiny_data):
@@ -29,13 +29,13 @@ def test_the_step_writes_every_rung_of_every_reach_size(tmp_path, tiny_raw_param
     model = DecisionTransformer(checked.model_config("rope")).eval()
     checkpoint.save(model, tmp_path / "m")
     grid = evaluate.grid_sweep(model, checked, tiny_data, "rope", 1)
-    grid.to_csv(tmp_path / "grid.csv", index=False)
+    episode_csv.write(grid, checked.env.world, tmp_path / "grid.csv")
     args = ["reach", "--params", str(path), "--variant", "rope", "--seed", "1"]
     args += ["--data", str(tiny_data), "--model", str(tmp_path / "m")]
     args += ["--grid", str(tmp_path / "grid.csv"), "--out", str(tmp_path / "reach.csv")]
     assert cli.main(args) == 0
     rows = pd.read_csv(tmp_path / "reach.csv")
-    assert list(rows.columns) == evaluate.COLUMNS
+    assert list(rows.columns) == evaluate.COLUMNS[:-1] + episode_csv.NAMED
     assert sorted(rows.context.unique()) == checked.reach.contexts == [1, 2, 4]
     assert sorted(rows.grid_size.unique()) == checked.reach_sizes() == [8, 10]
     assert (grid.steps > 4).all()  # untrained, to the cap: every rung plays every episode again
@@ -53,7 +53,7 @@ def test_the_step_writes_every_rung_of_every_reach_size(tmp_path, tiny_raw_param
             for size in checked.reach_sizes()
         )
         pd.testing.assert_frame_equal(
-            rows[rows.context == context].reset_index(drop=True),
+            rows[rows.context == context].drop(columns="world").reset_index(drop=True),
             full.reset_index(drop=True),
             check_dtype=False,
         )
@@ -160,7 +160,7 @@ def test_stats_read_the_ladder_and_the_grid_sweep_for_the_training_context(tmp_p
     reach_csvs = []
     for grid_csv in paths["grid"]:
         grid = pd.read_csv(grid_csv)
-        rungs = [grid.assign(context=4), grid.assign(context=1, success=0, steps=grid.steps)]
+        rungs = [grid.assign(context=4), grid.assign(context=1, success=0, ending="cap")]
         reach_csvs.append(tmp_path / "results" / "reach" / grid_csv.name)
         reach_csvs[-1].parent.mkdir(exist_ok=True)
         pd.concat(rungs).to_csv(reach_csvs[-1], index=False)
@@ -187,7 +187,8 @@ def test_stats_read_the_ladder_and_the_grid_sweep_for_the_training_context(tmp_p
 def test_endings_count_the_episodes_that_ended_before_the_cap_and_their_success():
     """Two seeds on one suite whose cap is 10: seed 1 ends 3 of 4 episodes (2 in success, one in
     failure at step 4), seed 2 none (every one at the cap): 37.5 % ended on average, and the
-    success of those ended is seed 1's 2 of 3 alone; a success at the cap's own step ended."""
+    success of those ended is seed 1's 2 of 3 alone; a success at the cap's own step ended (each
+    row's `ending`, as the evaluation recorded it)."""
     from dtpe.analysis.stats import endings
 
     episodes = pd.DataFrame(
@@ -199,6 +200,7 @@ def test_endings_count_the_episodes_that_ended_before_the_cap_and_their_success(
             "success": [1, 1, 0, 0, 0, 0, 0, 0],
             "steps": [5, 10, 4, 10, 10, 10, 10, 10],
             "applicable": True,
+            "ending": ["success", "success", "failure"] + ["cap"] * 5,
         }
     )
     row = endings(episodes, lambda size: {9: 10}[size]).iloc[0]

@@ -38,7 +38,7 @@ def test_the_model_plays_the_same_episodes_in_gymnasium_envs(tiny_data, tiny_par
     policy = DecisionTransformerPolicy(model, context, target)
     through_gym = rollout.play(gym_batch(lay, env), policy, env.cap(lay.size), trace=True)
     maze = rollout.rollout(model, lay, env, context, target, trace=True)
-    for key in ("success", "steps", "actions", "probs"):
+    for key in ("success", "steps", "ending", "actions", "probs"):
         np.testing.assert_array_equal(through_gym[key], maze[key], err_msg=key)
 
 
@@ -79,9 +79,35 @@ def test_episodes_that_end_apart_are_the_mazes_in_gymnasium_envs(tiny_data, tiny
     planned = np.array([len(s) for s in scripts[::2]])
     assert maze["success"][::2].all() and (maze["steps"][::2] == planned).all()
     assert len(set(planned)) > 1 and (planned < cap).all()
-    for key in ("success", "steps", "actions"):
+    for key in ("success", "steps", "ending", "actions"):
         np.testing.assert_array_equal(through_gym[key], maze[key], err_msg=key)
+    assert (maze["ending"][::2] == "success").all() and (maze["ending"][1::2] == "cap").all()
     np.testing.assert_array_equal(gym_returns, maze_returns)
     np.testing.assert_allclose(
         maze_returns, env.step_reward * maze["steps"] + env.goal_reward * maze["success"]
     )
+
+
+class Ends:
+    """A Gymnasium env that terminates at step `at`, in success or not, or never."""
+
+    def __init__(self, at: int | None, success: bool):
+        self.at, self.won = at, success
+
+    def reset(self, seed=None):
+        self.t = 0
+        return np.zeros((1, 1)), {}
+
+    def step(self, action):
+        self.t += 1
+        over = self.t == self.at
+        return np.zeros((1, 1)), 0.0, over, False, {"success": over and self.won}
+
+
+def test_gymnasium_envs_name_how_each_episode_ended():
+    """An env that terminates without success ends in failure, one that never terminates at the
+    cap: MiniGrid's wrong object or lava as the evaluation records it."""
+    batch = GymBatch([Ends(2, True), Ends(3, False), Ends(None, False)])
+    played = rollout.play(batch, Scripted([[], [], []]), cap=5)
+    assert played["ending"].tolist() == ["success", "failure", "cap"]
+    assert played["steps"].tolist() == [2, 3, 5]

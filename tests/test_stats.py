@@ -14,7 +14,11 @@ from scipy import stats as sps
 
 from dtpe import numerics
 from dtpe.analysis import inference, stats
+from dtpe.steps import episode_csv
 from dtpe.world import catalog
+
+WORLD = "maze"
+"""the world of params.yaml, which tiny_params shrinks"""
 
 VARIANTS = ["learned", "sinusoidal", "rope"]
 ADDED = "alibi"  # a variant added to the study after the others ran
@@ -53,6 +57,7 @@ def episodes(variant, seed_index, seed, context, applicable=True) -> pd.DataFram
                     "steps": (optimal + 1 if success else 5 * size) if applicable else np.nan,
                     "optimal_steps": optimal,
                     "applicable": applicable,
+                    "ending": ("success" if success else "cap") if applicable else np.nan,
                 }
             )
     return pd.DataFrame(rows)
@@ -132,7 +137,7 @@ def write_inputs(root, seeds=SEEDS, variants=VARIANTS) -> dict:
     def save(frame, sweep, name):
         path = root / "eval" / sweep / f"{name}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(path, index=False)
+        episode_csv.write(frame, WORLD, path)
         paths[sweep].append(path)
 
     for e_index, variant in enumerate(variants):
@@ -162,7 +167,7 @@ def write_inputs(root, seeds=SEEDS, variants=VARIANTS) -> dict:
                     "applicable": True,
                 }
             )
-            save(test, "test", name)
+            save(test.assign(ending=np.where(test.success == 1, "success", "cap")), "test", name)
             path = root / "train" / name / "metrics.csv"
             path.parent.mkdir(parents=True)
             metrics(e_index, seed).to_csv(path, index=False)

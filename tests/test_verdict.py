@@ -353,7 +353,7 @@ def test_the_plan_reads_the_evaluations_and_asks_for_the_next_interim(tmp_path):
     means = {"rope": 0.6, "learned": 0.6, "sinusoidal": 0.6, "nope": 0.05}
     rows = pd.DataFrame(episode_rows(means, SEEDS[:5], np.random.default_rng(0), 40))
     for (v, s), frame in rows.groupby(["variant", "seed"]):
-        frame.to_csv(grid / f"{names.model_name(v, s)}.csv", index=False)
+        frame.assign(world="maze").to_csv(grid / f"{names.model_name(v, s)}.csv", index=False)
     plan = sequential.plan(p, grid.parent)
     assert len(plan.finished) == 20
     assert plan.next_interim == 2
@@ -565,10 +565,14 @@ def test_the_plan_reads_the_context_sweep_where_an_endpoint_names_its_context(tm
     for sweep in ("grid", "context"):
         (tmp_path / sweep).mkdir()
     for (v, s), frame in rows.groupby(["variant", "seed"]):
-        frame.to_csv(tmp_path / "grid" / f"{names.model_name(v, s)}.csv", index=False)
+        frame.assign(world="maze").to_csv(
+            tmp_path / "grid" / f"{names.model_name(v, s)}.csv", index=False
+        )
     assert sequential.plan(p, tmp_path).next_interim == 1  # no context sweep yet
     for (v, s), frame in rows.assign(context=9).groupby(["variant", "seed"]):
-        frame.to_csv(tmp_path / "context" / f"{names.model_name(v, s)}.csv", index=False)
+        frame.assign(world="maze").to_csv(
+            tmp_path / "context" / f"{names.model_name(v, s)}.csv", index=False
+        )
     plan = sequential.plan(p, tmp_path)
     assert len(plan.finished) == 10 and plan.next_interim == 2
 

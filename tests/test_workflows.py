@@ -104,9 +104,9 @@ def test_expansion_covers_every_model():
 
 
 def step_imports(step: str) -> set:
-    """The package files `dtpe <step>` imports (dtpe/pipeline.py's `imports`, read from the
+    """The package files `dtpe <step>` imports (dtpe/step_code.py's `imports`, read from the
     source)."""
-    from dtpe.pipeline import imports, module_file
+    from dtpe.step_code import imports, module_file
 
     return {str(module_file(m).relative_to(ROOT)) for m in imports(step)}
 
@@ -163,14 +163,14 @@ def test_each_step_reads_the_declared_params_in_dvc():
 
 def test_dvc_yaml_is_written_from_the_declaration():
     """dvc.yaml is generated: after an edit of dtpe/pipeline.py, the code it derives (a new
-    import), or params.yaml's study (the plots), `python -m dtpe.pipeline dvc.yaml` rewrites it."""
+    import), or params.yaml's study (the plots), `python -m dtpe.dvc_yaml dvc.yaml` rewrites it."""
     import yaml
 
-    from dtpe import pipeline
+    from dtpe import dvc_yaml
 
     study = yaml.safe_load((ROOT / "params.yaml").read_text())["study"]
-    assert (ROOT / "dvc.yaml").read_text() == pipeline.dvc_yaml(study), (
-        "dvc.yaml is not the declaration's: run `python -m dtpe.pipeline dvc.yaml`"
+    assert (ROOT / "dvc.yaml").read_text() == dvc_yaml.dvc_yaml(study), (
+        "dvc.yaml is not the declaration's: run `python -m dtpe.dvc_yaml dvc.yaml`"
     )
 
 

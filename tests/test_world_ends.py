@@ -1,15 +1,16 @@
 """A world's terminal states, declared once (world/lockstep.py): on a corridor world that can fail,
 written for this test against the contract alone (its rules move the agent and declare its
 ends, nothing more), the search never routes through a failure and the lockstep stepper ends an
-episode there as a failure; every registered world's MiniGrid view holds MiniGrid to the
-declaration."""
+episode there as a failure; every registered world, played by its expert and at random, ends
+its episodes in its evaluation where its stepper does (MiniGrid held to the declaration); and a
+failure forgotten in a world's rules is refused by its data step."""
 
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from dtpe.world import grids, search
+from dtpe.world import catalog, grids, search
 from dtpe.world.lockstep import Ends, Lockstep, on_fail
 from dtpe.world.search import UNREACHABLE
 
@@ -128,3 +129,79 @@ def test_the_minigrid_view_holds_minigrid_to_the_declaration(monkeypatch):
             action = ctg.optimal_action(state, which)
             batch.step(action)
             state = rules.transition(lay, state, action)
+
+
+def test_the_rollout_names_each_episodes_ending_as_the_stepper_ends_it():
+    """Into the pit: failure; into the goal: success; walking against the wall: the cap."""
+    from dtpe.steps import rollout
+
+    class Walk:
+        n_actions = 2
+
+        def start(self, batch_size, cap):
+            pass
+
+        def act(self, obs, active):
+            return np.array([RIGHT, RIGHT, LEFT]), np.zeros((3, 2), np.float32)
+
+        def observe(self, rewards):
+            pass
+
+    lay = Corridor.join(
+        [
+            corridor(goal=6, pit=3, start=2),
+            corridor(goal=3, pit=0, start=2),
+            corridor(goal=6, pit=5, start=2),
+        ]
+    )
+    played = rollout.play(BatchedCorridor(lay, 4, -0.01, 1.0), Walk(), cap=4)
+    assert played["ending"].tolist() == ["failure", "success", "cap"]
+    assert played["steps"].tolist() == [1, 1, 4]
+
+
+@pytest.fixture(params=catalog.names())
+def world(request):
+    return catalog.get(request.param)
+
+
+@pytest.mark.parametrize("planned", [1.0, 0.0], ids=["expert", "random"])
+def test_every_world_ends_its_episodes_in_its_evaluation_where_its_stepper_does(world, planned):
+    """Every registered world, its expert's actions or random ones, 16 layouts: its stepper and
+    its evaluation (MiniGrid for a MiniGrid world) step alike to every episode's end, and no
+    episode ends where the rules declare no ending."""
+    from conftest import play_alongside
+    from test_world_registry import env_of
+
+    env = env_of(world)
+    size = world.min_size + 2
+    lay = world.draw(size, 16, np.random.default_rng(5), env.options, whole=False)
+    ctg, which = world.planner(lay), np.arange(len(lay))
+    ours, theirs = world.replay_env(lay, env), world.evaluation_env(lay, env)
+    theirs.reset()
+    play_alongside(
+        ours, theirs, lambda state: ctg.optimal_action(state, which), world.vocabulary.n_actions,
+        planned,
+    )  # fmt: skip
+    won, lost = world.ends.at(lay, world.agent(ours.state)[0])
+    ended = ours.done & (ours.t < env.cap(size))
+    assert (won | lost)[ended].all() and (ours.success == won).all()
+
+
+def test_a_failure_forgotten_in_a_worlds_rules_is_refused_by_its_data_step(monkeypatch):
+    """Memory with `ENDS = Ends()` in its rules (the wrong object forgotten): detoured expert
+    episodes that reach the wrong object go on in its stepper, MiniGrid ends them, and the data
+    step refuses them, naming the world; declared, the same episodes are written."""
+    from test_world_registry import env_of
+
+    from dtpe.world.memory import minigrid_env, planner, stepper
+
+    world = catalog.get("memory")
+    env = env_of(world)
+    lay = world.draw(world.min_size, 30, np.random.default_rng(0), env.options, whole=False)
+    detoured = np.zeros(len(lay), bool)
+    written = world.episodes(lay, detoured, 0.5, env, np.random.default_rng(1))
+    assert not written["success"].all()  # some reached the wrong object, declared a failure
+    for place, name in ((stepper.BatchedMemory, "ends"), (planner, "ENDS"), (minigrid_env, "ENDS")):
+        monkeypatch.setattr(place, name, Ends())
+    with pytest.raises(ValueError, match="memory's expert, replayed in its evaluation: MiniGrid"):
+        world.episodes(lay, detoured, 0.5, env, np.random.default_rng(1))

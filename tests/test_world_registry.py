@@ -99,12 +99,12 @@ def env_of(world):
 
 
 def test_every_world_draws_distinct_new_layouts_of_its_size(world):
-    """As many as the world holds at a size allow (`count`): a third of them, at most 12, then
-    half as many new ones."""
+    """As many as the world holds at a size allow (`count`): a third of them (two at least), at
+    most 12, then half as many new ones."""
     options = env_of(world).options
     for size in (world.min_size, world.min_size + 2):
         held = world.count(size, options)
-        first = 12 if held is None else min(12, held // 3)
+        first = 12 if held is None else min(12, max(2, held // 3))
         lay = world.draw(size, first, np.random.default_rng(0), options)
         codes = world.fingerprints(lay)
         assert len(lay) == first and lay.size == size and len(set(codes)) == first
@@ -114,6 +114,14 @@ def test_every_world_draws_distinct_new_layouts_of_its_size(world):
         assert world.fingerprints(back) == codes and np.array_equal(back.ids, lay.ids)
     with pytest.raises(ValueError, match="below"):
         world.check_size(world.min_size - 1)
+
+
+def test_every_worlds_smallest_size_holds_six_layouts(world):
+    """A tiny run at the smallest size draws its validation and suite layouts apart (6 each in
+    tests/conftest.py's tiny_raw): a world whose smallest size holds fewer sets a larger
+    MIN_SIZE (world/minigrid_world.py, the guide)."""
+    held = world.count(world.min_size, env_of(world).options)
+    assert held is None or held >= 6, f"{world.name} holds {held} layouts at {world.min_size}"
 
 
 def test_every_world_holds_as_many_layouts_as_it_counts(world):
@@ -251,3 +259,25 @@ def test_an_overlay_may_value_its_worlds_knobs_and_nothing_new_else(tmp_path):
         (tmp_path / "run.yaml").write_text(yaml.safe_dump({"base": "base.yaml", **wrong}))
         with pytest.raises(params.ParamsError, match=message):
             params.load(tmp_path / "run.yaml")
+
+
+def test_a_minigrid_package_missing_a_member_is_refused_at_load_naming_it(tmp_path):
+    """The rules' members, the class's and the MiniGrid modules' functions (read from their
+    source, never imported at load) are checked when the class is made."""
+    import types
+
+    from dtpe.world.crossing import Crossing, rules
+    from dtpe.world.minigrid_world import MiniGridWorld
+
+    (tmp_path / "rules.py").write_text("")
+    (tmp_path / "layouts.py").write_text("def from_seeds(size, seeds):\n    pass\n")
+    (tmp_path / "minigrid_env.py").write_text("def minigrid_play(layouts):\n    pass\n")
+    lacking = types.ModuleType("rules")
+    lacking.__dict__.update({k: getattr(rules, k) for k in vars(rules) if k != "ENDS"})
+    lacking.__file__ = str(tmp_path / "rules.py")
+    declared = {k: v for k, v in vars(Crossing).items() if not k.startswith("__")}
+    with pytest.raises(TypeError, match=r"missing rules\.ENDS, minigrid_env\.minigrid_batch"):
+        type("Lacking", (MiniGridWorld,), dict(declared), rules=lacking)
+    without = {k: v for k, v in declared.items() if k != "minigrid"}
+    with pytest.raises(TypeError, match=r"missing minigrid \("):
+        type("Nameless", (MiniGridWorld,), without, rules=rules)

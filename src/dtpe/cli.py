@@ -117,8 +117,7 @@ def _load_model(args, params):
 
 
 def cmd_evaluate(args, params):
-    from dtpe import atomic
-    from dtpe.steps import evaluate
+    from dtpe.steps import episode_csv, evaluate
 
     evaluate.check_whole_episode(params, args.data)
     model = _load_model(args, params)
@@ -126,8 +125,7 @@ def cmd_evaluate(args, params):
     grid = evaluate.grid_sweep(model, params, args.data, args.variant, args.seed)
     context = evaluate.context_sweep(model, params, args.data, args.variant, args.seed, grid)
     for rows, out in ((test, args.out_test), (grid, args.out_grid), (context, args.out_context)):
-        with atomic.output(out) as tmp:
-            rows.to_csv(tmp, index=False)
+        episode_csv.write(rows, params.env.world, out)
     played = context[context.applicable.astype(bool)]
     summary = played.groupby(["context", "rope_scaling", "grid_size"]).success.mean().unstack()
     by_context = (
@@ -145,13 +143,11 @@ def cmd_evaluate(args, params):
 
 
 def cmd_seen(args, params):
-    from dtpe import atomic
-    from dtpe.steps import evaluate
+    from dtpe.steps import episode_csv, evaluate
 
     model = _load_model(args, params)
     rows = evaluate.seen_split(model, params, args.data, args.variant, args.seed)
-    with atomic.output(args.out) as tmp:
-        rows.to_csv(tmp, index=False)
+    episode_csv.write(rows, params.env.world, args.out)
     n = params.data.train_size
     print(
         f"seen {args.variant} seed {args.seed}: {n}x{n} training layouts "
@@ -162,14 +158,12 @@ def cmd_seen(args, params):
 def cmd_reach(args, params):
     import pandas as pd
 
-    from dtpe import atomic
-    from dtpe.steps import reach
+    from dtpe.steps import episode_csv, reach
 
     model = _load_model(args, params)
-    grid = pd.read_csv(args.grid)
+    grid = episode_csv.read([args.grid], params.env.world)
     rows = reach.ladder(model, params, args.data, args.variant, args.seed, grid)
-    with atomic.output(args.out) as tmp:
-        rows.to_csv(tmp, index=False)
+    episode_csv.write(rows, params.env.world, args.out)
     trained = grid[grid.grid_size.isin(rows.grid_size)]
     success = pd.concat([rows, trained]).groupby(["context", "grid_size"]).success.mean()
     print(
@@ -179,17 +173,12 @@ def cmd_reach(args, params):
 
 
 def cmd_position(args, params):
-    import pandas as pd
-
-    from dtpe import atomic
-    from dtpe.steps import position
+    from dtpe.steps import episode_csv, position
 
     model = _load_model(args, params)
-    rows = position.played(
-        model, params, args.data, args.variant, args.seed, pd.read_csv(args.grid)
-    )
-    with atomic.output(args.out) as tmp:
-        rows.to_csv(tmp, index=False)
+    grid = episode_csv.read([args.grid], params.env.world)
+    rows = position.played(model, params, args.data, args.variant, args.seed, grid)
+    episode_csv.write(rows, params.env.world, args.out)
     done = rows[rows.applicable.astype(bool)] if len(rows) else rows
     summary = (
         done.groupby(["altered", "grid_size"]).success.mean().unstack().round(2)
@@ -396,18 +385,6 @@ def _check_variant(name: str, params) -> None:
         )
 
 
-# the steps that run a model: their numerics are checked (and training records them)
-_TORCH_STEPS = {
-    cmd_train,
-    cmd_evaluate,
-    cmd_seen,
-    cmd_reach,
-    cmd_position,
-    cmd_attention,
-    cmd_explore,
-}
-
-
 class _Renamed(argparse.Action):
     """An option of earlier versions, refused with the one that replaced it (argparse alone
     would say only that it is unrecognised); with or without a value."""
@@ -492,7 +469,7 @@ def main(argv=None) -> int:
         compute = params_mod.resolve(args.params).get("compute")
         numerics.pin(compute.get("numerics") if isinstance(compute, dict) else None)
         params = params_mod.load(args.params)
-        if args.func in _TORCH_STEPS:
+        if pipeline.runs_model(args.step):
             threads = getattr(args, "threads", params.compute.threads)
             args.numerics = numerics.check(params.compute.numerics, threads)
         args.func(args, params)

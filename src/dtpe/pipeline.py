@@ -1,8 +1,8 @@
-"""The pipeline, declared once: every step's command, inputs, outputs, params and resources,
-and its code, derived from its imports by `code`. Snakemake's rules (workflow/rules/steps.smk)
-are made from `STEPS` when it parses the workflow; dvc.yaml is written from them
-(`python -m dtpe.pipeline dvc.yaml`; tests/test_workflows.py fails while the committed file
-differs); scripts/study_gpu.py runs their commands on a GPU machine; and `dtpe`'s parser is
+"""The pipeline, declared once: every step's command, inputs, outputs, params and resources
+(its code is derived from its imports by dtpe/step_code.py). Snakemake's rules
+(workflow/rules/steps.smk) are made from `STEPS` when it parses the workflow; dvc.yaml is written
+from them (`python -m dtpe.dvc_yaml dvc.yaml`; tests/test_workflows.py fails while the committed
+file differs); scripts/study_gpu.py runs their commands on a GPU machine; and `dtpe`'s parser is
 built from each step's flags (`Flag`: the value the tools pass, the help the CLI gives).
 
 Placeholders, filled by each tool in its own syntax: in paths `{variant}` and `{seed}` (this
@@ -14,14 +14,11 @@ runs, has `{run}` in its paths (each run's folder) and `{runs}` and `{labels}` i
 
 from __future__ import annotations
 
-import ast
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from dtpe.analysis.outputs import FIGURE_TEMPLATES
-from dtpe.world import catalog as worlds
 
 PACKAGE = Path(__file__).resolve().parent
 ROOT = PACKAGE.parents[1]  # the repository: paths below are relative to it
@@ -104,6 +101,8 @@ class Step:
     """package files it reads but does not import (a folder ends in /): templates, schemas,
     the registries' sources read without importing them"""
     per_model: bool = False
+    runs_model: bool = False
+    """True: it runs a model in torch, whose numerics `dtpe` pins and checks first"""
     threads: bool = False
     """True: params `compute.threads` (torch's threads); else one"""
     mem_mb: int = 1000
@@ -219,6 +218,7 @@ STEPS = (
         # Trainings are the long jobs: started first, evaluations fill the cores they leave,
         # and the last training does not run alone at the end of the run.
         priority=1,
+        runs_model=True,
     ),
     Step(
         "evaluate",
@@ -251,6 +251,7 @@ STEPS = (
         threads=True,
         mem_mb=4000,
         runtime=60,
+        runs_model=True,
     ),
     Step(
         "seen",
@@ -275,6 +276,7 @@ STEPS = (
         threads=True,
         mem_mb=4000,
         runtime=10,
+        runs_model=True,
     ),
     Step(
         "reach",
@@ -312,6 +314,7 @@ STEPS = (
         threads=True,
         mem_mb=4000,
         runtime=30,
+        runs_model=True,
     ),
     Step(
         "position",
@@ -349,6 +352,7 @@ STEPS = (
         threads=True,
         mem_mb=4000,
         runtime=60,
+        runs_model=True,
     ),
     Step(
         "attention",
@@ -367,6 +371,7 @@ STEPS = (
         threads=True,
         mem_mb=4000,
         runtime=30,
+        runs_model=True,
     ),
     Step(
         "explore",
@@ -401,6 +406,7 @@ STEPS = (
         threads=True,
         mem_mb=4000,
         runtime=60,
+        runs_model=True,
     ),
     Step(
         "stats",
@@ -501,224 +507,6 @@ def step(name: str) -> Step:
     return next(s for s in (*STEPS, COMPARE) if s.name == name)
 
 
-# ---- the code a step runs ----
-
-
-def module_file(name: str) -> Path:
-    path = PACKAGE.parent / name.replace(".", "/")
-    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-
-
-def _imported(module: str, name: str) -> str:
-    """The module `from <module> import <name>` loads: the submodule if `name` is one."""
-    sub = f"{module}.{name}"
-    return sub if module_file(sub).exists() else module
-
-
-def _torch_steps(cli: ast.Module) -> set[str]:
-    """The cli functions in `_TORCH_STEPS`: main pins and checks the numerics they compute with."""
-    for node in cli.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_TORCH_STEPS":
-            return {e.id for e in node.value.elts}
-    raise ValueError("dtpe/cli.py has no _TORCH_STEPS")
-
-
-LOADING = ("dtpe.params", "dtpe.settings")
-"""modules every step runs whose own imports (validation's, the types' model and world) count
-for `check` alone"""
-
-
-def imports(subcommand: str) -> set[str]:
-    """The dtpe modules `dtpe <subcommand>` imports, read from the source (nothing imported):
-    those its cli function and the cli helpers it calls import, and theirs, transitively. Every
-    step loads the params; their validation's own imports count for `check` alone."""
-    tree = ast.parse((PACKAGE / "cli.py").read_text())
-    cli = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
-    # every step loads the params: their types (settings) are read by all, their validation
-    # and the overlays' merge by `check` alone (their result is the validated file)
-    todo, seen, modules = [f"cmd_{subcommand}"], set(), {"dtpe.cli", "dtpe.params", "dtpe.settings"}
-    if f"cmd_{subcommand}" in _torch_steps(tree):
-        modules.add("dtpe.numerics")  # main pins and checks the kernels of these steps
-    while todo:
-        func = todo.pop()
-        seen.add(func)
-        for node in ast.walk(cli[func]):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
-                modules |= {_imported(node.module, a.name) for a in node.names}
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in cli:
-                todo += [node.func.id] if node.func.id not in seen else []
-    found, todo = set(), list(modules)
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        found.add(name)
-        if name == "dtpe.cli" or (name in LOADING and subcommand != "check"):
-            continue
-        for node in ast.walk(ast.parse(module_file(name).read_text())):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dtpe"):
-                todo += [_imported(node.module, a.name) for a in node.names]
-            elif isinstance(node, ast.Import):
-                todo += [a.name for a in node.names if a.name.startswith("dtpe")]
-    return {m for m in found if module_file(m).exists()}
-
-
-# Packages whose modules are found at run time (pkgutil), so that their imports do not show
-# them: a step that reaches one depends on all of it. The encodings are a model's own: a model's
-# step depends on its variant's files alone (`model.encodings.sources`).
-REGISTRIES = ("dtpe.model.state_encoders", "dtpe.model.encodings")
-WORLD = "src/dtpe/world/{world}/"
-"""the running world's package (params env.world)"""
-
-
-def code(name: str) -> list[str]:
-    """The package files step `name` runs, relative to the repository, from its imports: a
-    folder ends in /, a registry the step reaches is its whole folder (a model's step: not the
-    encodings, which are its variant's), and a step that reaches the world depends on
-    world/catalog.py's `files`: the modules every world shares and the running world's package
-    (`WORLD`), never another world's."""
-    s = step(name)
-    files, world = set(), False
-    for module in imports(s.subcommand):
-        registry = next((r for r in REGISTRIES if module.startswith(f"{r}.") or module == r), "")
-        if module.startswith("dtpe.world"):
-            world = True
-        elif registry == "dtpe.model.encodings" and s.per_model:
-            continue  # the variant's files: encodings.sources
-        elif registry:
-            files.add(f"src/{registry.replace('.', '/')}/")
-        else:
-            files.add(str(module_file(module).relative_to(ROOT)))
-    files |= {f"src/dtpe/{r}" for r in s.reads}
-    if world:
-        files |= {f"src/{f}" for f in _shared_world_files()} | {WORLD}
-    return sorted(files)
-
-
-def _shared_world_files() -> list[str]:
-    own = f"dtpe/world/{worlds.UNNAMED}/"
-    return [f for f in worlds.files(worlds.UNNAMED) if not f.startswith(own)]
-
-
-def files(name: str, world: str) -> list[str]:
-    """`code(name)` as files, for the run's world: each folder's *.py (page.html and the
-    schema are named as files)."""
-    found = []
-    for entry in code(name):
-        entry = entry.format(world=world)
-        if entry.endswith("/"):
-            found += sorted(str(p.relative_to(ROOT)) for p in (ROOT / entry).glob("*.py"))
-        else:
-            found.append(entry)
-    return found
-
-
-# ---- dvc.yaml ----
-
-_DVC = {
-    "params": "params.yaml",
-    "variant": "${item.variant}",
-    "seed": "${item.seed}",
-    "world": "${env.world}",
-}
-_HEADER = """\
-# Written by `python -m dtpe.pipeline dvc.yaml` from src/dtpe/pipeline.py, the pipeline's one
-# declaration, which Snakemake's rules read too: edit that, not this file (tests/test_workflows.py
-# fails while they differ). Every stage is a `dtpe` command, lists the package code it imports
-# (pipeline.code) and reads its params from results/params.json, which the first stage, validate,
-# writes from params.yaml: a bad value stops `dvc repro` there, before any stage deletes its
-# outputs. A model's encoding files are no deps of its own (dvc.yaml cannot derive files from a
-# variant's name): validate records their hashes under variants.<variant>.code, beside its
-# encodings' options, a param of the model's stages, so adding or editing an encoding, or changing
-# one encoding's option, reruns only the models that use it. A stage that runs the world lists the
-# modules every world shares and the running world's package, src/dtpe/world/${env.world}
-# (templated from params.yaml), never another world's; its world's knobs reach it as env.options.
-"""
-_PLOTS = """
-# `dvc metrics show`, `dvc exp show`: the statistics stage's headline numbers (8x8 test success,
-# each variant's success per grid size); differences, intervals and p-values are in its CSVs.
-metrics:
-  - results/stats/metrics.json
-
-# `dvc plots show`: every model's training curves, one plot per model. DVC's top-level plots
-# take files or whole folders but no globs, and results/train/<model>/ also holds JSON that
-# is no data series: so one line per model of params.yaml's study.variants x study.seeds
-# (written with the stages: rewrite dvc.yaml when they change).
-plots:
-"""
-
-
-def _dvc_deps(s: Step) -> list[str]:
-    """A stage's inputs as DVC names them. SHARED_WITH is left out: DVC runs the repository's
-    own run, which validation keeps from counting shared layouts unless it is confirmatory, and
-    the folders are a list of params that DVC cannot template into deps."""
-    return list(dict.fromkeys(_dvc_path(i) for i in s.inputs if i != SHARED_WITH))
-
-
-def _dvc_path(path: str) -> str:
-    """A path as a DVC stage names it: every model's files as their folder."""
-    if "{model}" in path:
-        path = path[: path.index("{model}")].rstrip("/")
-    return path.format(**_DVC)
-
-
-def _stage(s: Step) -> list[str]:
-    values = {
-        "threads": "${compute.threads}",
-        "output": type("Outputs", (), {o.name: _dvc_path(o.path) for o in s.outputs if o.name}),
-        **_DVC,
-    }
-    lines = [f"  {s.name}:"]
-    if s.per_model:
-        lines += ["    matrix:", "      variant: ${study.variants}", "      seed: ${study.seeds}"]
-    lines += [f"    cmd: {s.command.format(**values)}", "    deps:"]
-    lines += [f"      - {d}" for d in _dvc_deps(s)]
-    lines += [f"      - {c.rstrip('/').format(**_DVC)}" for c in code(s.name)]
-    if s.params:
-        keys = [f"{k.format(**_DVC)}" for k in s.params]
-        if s.params_file == "params.yaml":
-            lines += ["    params:", *(f"      - {k}" for k in keys)]
-        else:
-            lines += [
-                "    params:",
-                f"      - {s.params_file}:",
-                *(f"          - {k}" for k in keys),
-            ]
-    lines += ["    outs:", *(f"      # {c}" for c in s.comments)]
-    for o in s.outputs:
-        flags = ([] if o.cache else ["cache: false"]) + (["persist: true"] if o.persist else [])
-        lines += [f"      - {_dvc_path(o.path)}" + (":" if flags else "")]
-        lines += [f"          {f}" for f in flags]
-    return lines
-
-
-def dvc_yaml(study: dict) -> str:
-    """dvc.yaml's text: the stages, then the metrics and the plots of params `study`'s
-    models."""
-    stages = [line for s in STEPS for line in ("", *_stage(s))][1:]
-    models = [f"{v}_s{seed}" for v in study["variants"] for seed in study["seeds"]]
-    curves = [
-        f"  - results/train/{models[0]}/metrics.csv: &training_curves",
-        "      x: epoch",
-        "      y: [train_loss, val_loss, val_success, overfit_gap]",
-        *(f"  - results/train/{m}/metrics.csv: *training_curves" for m in models[1:]),
-    ]
-    return "\n".join([_HEADER + "stages:", *stages, _PLOTS + "\n".join(curves)]) + "\n"
-
-
-def main(argv: list[str]) -> int:
-    """`python -m dtpe.pipeline [FILE]`: dvc.yaml from the declaration and params.yaml's
-    study, printed or written to FILE."""
-    import yaml
-
-    study = yaml.safe_load((ROOT / "params.yaml").read_text())["study"]
-    text = dvc_yaml(study)
-    if argv:
-        Path(argv[0]).write_text(text)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def runs_model(subcommand: str) -> bool:
+    """Whether `dtpe <subcommand>` runs a model (Step.runs_model)."""
+    return any(s.runs_model for s in (*STEPS, COMPARE) if s.subcommand == subcommand)

@@ -4,7 +4,7 @@ import sys
 from dtpe.analysis.design import require as require_design
 from dtpe.cluster import train_resources
 from dtpe.model.catalog import options_of
-from dtpe import pipeline
+from dtpe import pipeline, step_code
 # aliased: a bare `chain` in the Snakefile's namespace shadows the one Snakemake itself uses
 from dtpe.params import chain as params_chain, load as load_params, resolve as resolve_params
 
@@ -71,9 +71,9 @@ WORLD = config["env"]["world"]
 
 
 def code(step):
-    """The package files a step runs (dtpe/pipeline.py's `code`, from its imports, with the running
+    """The package files a step runs (dtpe/step_code.py's `code`, from its imports, with the running
     world's package, never another world's), so that editing one reruns the steps that use it."""
-    return [repo(f) for f in pipeline.files(step, WORLD)]
+    return [repo(f) for f in step_code.files(step, WORLD)]
 
 
 def variant_code(wildcards):

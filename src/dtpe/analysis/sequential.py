@@ -37,6 +37,7 @@ import pandas as pd
 
 from dtpe import names
 from dtpe.analysis import group_sequential
+from dtpe.steps import episode_csv
 
 CONTINUE, NOT_REJECTED = "continue", "not rejected"
 REJECTED = ("a > b", "a < b")
@@ -209,15 +210,19 @@ def plan(params, eval_folder) -> Replay:
     hypotheses = params.verdict.declared()
     sweeps = ["grid"] + (["context"] if any(h.get("context") for h in hypotheses) else [])
     columns = ["variant", "seed", "grid_size", "context", "success", "applicable"]
-    frames = [
-        pd.read_csv(path, usecols=lambda c: c in columns or c == "rope_scaling")
+    paths = [
+        path
         for v in params.study.variants
         for s in params.study.seeds
         for sweep in sweeps
         if (path := Path(eval_folder) / sweep / f"{names.model_name(v, s)}.csv").is_file()
     ]
-    episodes = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-    return replay(params, endpoint_scores(episodes, hypotheses, params.model.context))
+    rows = (
+        episode_csv.read(paths, params.env.world, columns + ["rope_scaling"])
+        if paths
+        else pd.DataFrame(columns=columns)
+    )
+    return replay(params, endpoint_scores(rows, hypotheses, params.model.context))
 
 
 def simulate(params, draws: np.ndarray) -> np.ndarray:

@@ -66,6 +66,7 @@ from dtpe.analysis.inference import (
     paired_gap_interval,
     seeds_needed,
 )
+from dtpe.steps import episode_csv
 from dtpe.world import catalog as worlds
 
 STEPS_NOTE = "failed episodes count their steps up to the cap"
@@ -93,13 +94,14 @@ def run(
     (analysis/shared_layouts.against); `position_csvs`: the position step's, none in a run that
     predates it (its scalings join the context sweep as variants, `rope+yarn`)."""
     sp, variants = params.stats, list(params.study.variants)
-    failure_words = worlds.get(params.env.world).ends.failure_words
+    world = params.env.world
+    failure_words = worlds.get(world).ends.failure_words
     maps = attention_maps(attention_jsons, variants)  # a missing file fails before the bootstrap
-    grid = read_episodes(grid_csvs)
+    grid = episode_csv.read(grid_csvs, world)
     train_context = int(grid.context.iloc[0])
     # The context sweep plays the other contexts; the training context's rows are the grid sweep's.
-    altered = read_episodes(position_csvs) if position_csvs else None
-    played = read_episodes(context_csvs)
+    altered = episode_csv.read(position_csvs, world) if position_csvs else None
+    played = episode_csv.read(context_csvs, world)
     own = played[played.rope_scaling.fillna(NO_SCALING) == NO_SCALING]
     if altered is not None:
         scalings = altered[~altered.altered.str.endswith(" off")]
@@ -126,7 +128,7 @@ def run(
         sp,
         lambda kind, variant: cell_rng(sp.seed, kind, variant),
     )
-    test = ordered(read_episodes(test_csvs), variants)
+    test = ordered(episode_csv.read(test_csvs, world), variants)
     results = {
         "training": training(epochs, test),
         "training_curves": training_curves(epochs),
@@ -142,10 +144,10 @@ def run(
     }
     cap = evaluation_caps(params, grid).__getitem__
     results["endings"] = endings(context, cap).assign(failure_words=failure_words)
-    ladder = ordered(read_episodes(reach_csvs), variants) if reach_csvs else None
+    ladder = ordered(episode_csv.read(reach_csvs, world), variants) if reach_csvs else None
     results["reach"] = reach_success(ladder, success, grid, sp, train_context, cap)
     results["effective_context"] = reach.effective_context(results["reach"], train_context)
-    seen = ordered(read_episodes(seen_csvs), variants) if seen_csvs else None
+    seen = ordered(episode_csv.read(seen_csvs, world), variants) if seen_csvs else None
     results["seen"] = seen_success(seen, test, sp)
     results["horizon"] = horizon.horizons(
         per_seed_success(context, ["grid_size", "context", "variant"]), sp.horizon_pct
@@ -179,11 +181,6 @@ def run(
 
 
 # Inputs -----------------------------------------------------------------------------------
-
-
-def read_episodes(paths) -> pd.DataFrame:
-    """One row per evaluation episode, from every model's sweep CSV."""
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
 
 
 def attention_maps(paths, variants: list[str]) -> dict[str, dict]:
@@ -445,13 +442,13 @@ def evaluation_caps(params, grid: pd.DataFrame) -> dict[int, int]:
 
 def endings(episodes: pd.DataFrame, cap) -> pd.DataFrame:
     """Per grid size, variant and context, means over seeds of the % of episodes that ended
-    before the step cap `cap(size)` (in success, or in the world's failure: Memory's wrong
-    object) and the success % of those, and the cap: where a short window loses the cue, a model
-    that still reaches an object picks one at chance (50 %), and one that does not wanders to the
-    cap. A seed none of whose episodes ended has no success % of them (left out of that mean)."""
+    before the step cap `cap(size)` (their `ending`: in success, or in the world's failure:
+    Memory's wrong object) and the success % of those, and the cap: where a short window loses
+    the cue, a model that still reaches an object picks one at chance (50 %), and one that does
+    not wanders to the cap. A seed none of whose episodes ended has no success % of them (left
+    out of that mean)."""
     played = episodes[episodes.applicable.astype(bool)]
-    caps = played.grid_size.map(lambda size: cap(int(size)))
-    ended = (played.success == 1) | (played.steps < caps)
+    ended = played.ending != "cap"
     per_seed = (
         played.assign(ended=100.0 * ended, won=np.where(ended, 100.0 * played.success, np.nan))
         .groupby(["grid_size", "variant", "context", "seed"], observed=True)[["ended", "won"]]

@@ -24,7 +24,7 @@ from dtpe.explorer import page as explorer_page
 from dtpe.model import checkpoint
 from dtpe.model.encodings import variant
 from dtpe.names import model_name
-from dtpe.steps import dataset, evaluate
+from dtpe.steps import dataset, episode_csv, evaluate
 
 PAGE = "explorer.html"
 
@@ -38,7 +38,7 @@ def read_grid(params, grid_dir: Path) -> pd.DataFrame:
             path = Path(grid_dir) / f"{model_name(e, s)}.csv"
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: no grid sweep of {e} seed {s} (run evaluate)")
-            rows = pd.read_csv(path)
+            rows = episode_csv.read([path], params.env.world)
             rows = rows[(rows.context == params.model.context) & rows.applicable.astype(bool)]
             missing = set(params.data.suite_sizes) - set(rows.grid_size)
             if missing:

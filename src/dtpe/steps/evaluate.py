@@ -26,23 +26,16 @@ COLUMNS = [
     "steps",
     "optimal_steps",
     "applicable",
+    "ending",
 ]
+"""a row's columns; episodes.write adds its world (episodes.NAMED last)"""
 
 
 def suite_rows(model, lay, optimal_steps, cap, context, params, variant, seed) -> pd.DataFrame:
     """One row per episode of a suite, each played to at most `cap` steps in batches of
     evaluate.batch_size; N/A rows if the variant's k encoding cannot index this context."""
     ev = params.evaluate
-    base = pd.DataFrame(
-        {
-            "variant": variant,
-            "seed": seed,
-            "grid_size": lay.size,
-            "context": context,
-            "layout_id": lay.ids,
-            "optimal_steps": optimal_steps,
-        }
-    )
+    base = unplayed(lay, optimal_steps, context, variant, seed)
     try:
         parts = [
             rollout.rollout(
@@ -57,12 +50,32 @@ def suite_rows(model, lay, optimal_steps, cap, context, params, variant, seed) -
             for i in range(0, len(lay), ev.batch_size)
         ]
     except NotApplicable:
-        return base.assign(success=np.nan, steps=np.nan, applicable=False)[COLUMNS]
+        return not_applicable(base)
     return base.assign(
         success=np.concatenate([p["success"] for p in parts]).astype(int),
         steps=np.concatenate([p["steps"] for p in parts]),
         applicable=True,
+        ending=np.concatenate([p["ending"] for p in parts]),
     )[COLUMNS]
+
+
+def unplayed(lay, optimal_steps, context, variant, seed) -> pd.DataFrame:
+    """A suite's rows before its episodes are played: what names each."""
+    return pd.DataFrame(
+        {
+            "variant": variant,
+            "seed": seed,
+            "grid_size": lay.size,
+            "context": context,
+            "layout_id": lay.ids,
+            "optimal_steps": optimal_steps,
+        }
+    )
+
+
+def not_applicable(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` as episodes never played: the k encoding cannot index their context."""
+    return rows.assign(success=np.nan, steps=np.nan, applicable=False, ending=np.nan)[COLUMNS]
 
 
 def test_split(model, params, data_dir, variant, seed) -> pd.DataFrame:
@@ -169,9 +182,7 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                     if scaling != NO_SCALING:
                         continue  # the k encoding has no such scaling: no rows, not N/A rows
                     frames.append(
-                        grid.assign(
-                            context=context, success=np.nan, steps=np.nan, applicable=False
-                        ).assign(rope_scaling=scaling)
+                        not_applicable(grid.assign(context=context)).assign(rope_scaling=scaling)
                     )
                     continue
                 source = max((c for c in played_at if c <= context), default=train_context)
@@ -202,9 +213,8 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                             variant,
                             seed,
                         )
-                        rows.loc[rows.index[replay], ["success", "steps", "applicable"]] = again[
-                            ["success", "steps", "applicable"]
-                        ].to_numpy()
+                        outcome = ["success", "steps", "applicable", "ending"]
+                        rows.loc[rows.index[replay], outcome] = again[outcome].to_numpy()
                     at_context.append(rows)
                 if scaling == NO_SCALING:
                     played_at[context] = pd.concat(at_context)

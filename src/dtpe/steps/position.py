@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
 from dtpe.model.encodings import NotApplicable, carries_position
@@ -68,18 +67,8 @@ def switched_off(model, params, data_dir, variant, seed) -> pd.DataFrame:
                         model, lay, optimal_steps, cap, context, params, variant, seed
                     )
             except NotApplicable:  # the trained model cannot index the context: nor its own rows
-                rows = pd.DataFrame(
-                    {
-                        "variant": variant,
-                        "seed": seed,
-                        "grid_size": size,
-                        "context": context,
-                        "layout_id": lay.ids,
-                        "success": np.nan,
-                        "steps": np.nan,
-                        "optimal_steps": optimal_steps,
-                        "applicable": False,
-                    }
-                )[evaluate.COLUMNS]
+                rows = evaluate.not_applicable(
+                    evaluate.unplayed(lay, optimal_steps, context, variant, seed)
+                )
             frames.append(rows.assign(altered=f"{axis} off"))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)

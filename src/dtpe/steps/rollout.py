@@ -13,6 +13,7 @@ from typing import Protocol
 import numpy as np
 
 from dtpe.model.policy import DecisionTransformerPolicy
+from dtpe.steps import episode_csv
 from dtpe.world import catalog as worlds
 
 
@@ -24,6 +25,8 @@ class BatchedEnv(Protocol):
     """(B,) bool, whether each episode has ended (in success, in failure or at its cap)"""
     success: np.ndarray
     """(B,) bool, whether each episode succeeded"""
+    failure: np.ndarray
+    """(B,) bool, whether each episode ended in its world's failure (Ends.failure)"""
     t: np.ndarray
     """(B,) int, the steps each episode has taken"""
 
@@ -53,10 +56,10 @@ class Policy(Protocol):
 
 
 def play(env: BatchedEnv, policy: Policy, cap: int, trace: bool = False) -> dict:
-    """Plays every episode of `env` to its end, at most `cap` steps; returns success (bool) and
-    steps (int) arrays, and with `trace` the chosen actions (B, cap) and their probabilities
-    (B, cap, n_actions) at every step (zero past an episode's end), so a replay is this
-    episode."""
+    """Plays every episode of `env` to its end, at most `cap` steps; returns success (bool),
+    steps (int) and ending (episode_csv.ending's words) arrays, and with `trace` the chosen actions
+    (B, cap) and their probabilities (B, cap, n_actions) at every step (zero past an episode's
+    end), so a replay is this episode."""
     obs = env.reset()
     b = len(obs)
     policy.start(b, cap)
@@ -71,7 +74,11 @@ def play(env: BatchedEnv, policy: Policy, cap: int, trace: bool = False) -> dict
             probs[:, t] = p
         obs, reward, _, _ = env.step(actions[:, t])
         policy.observe(reward)
-    result = {"success": env.success.copy(), "steps": env.t.copy()}
+    result = {
+        "success": env.success.copy(),
+        "steps": env.t.copy(),
+        "ending": episode_csv.ending(env.success, env.failure),
+    }
     if trace:
         played = np.arange(cap)[None, :] < env.t[:, None]
         result.update(actions=np.where(played, actions, 0), probs=probs)

@@ -173,8 +173,32 @@ class World(ABC):
                 rng,
             )
             episodes["optimal_steps"] = ctg.steps(self.initial_state(part), which)
+            self._replay_in_evaluation(part, episodes, env)
             parts.append(episodes)
         return _join(parts)
+
+    def _replay_in_evaluation(self, layouts, episodes: dict, env) -> None:
+        """A world evaluated elsewhere than in its stepper (MiniGrid) replays its expert's
+        episodes there: a ValueError where one ends otherwise, as where the rules forgot a
+        failure cell the expert then walks through."""
+        if type(self).evaluation_env is World.evaluation_env:
+            return
+        lengths = np.diff(episodes["offsets"])
+        actions = np.zeros((len(lengths), lengths.max(initial=0)), np.int64)
+        actions[np.arange(actions.shape[1]) < lengths[:, None]] = episodes["actions"]
+        game = self.evaluation_env(layouts, env)
+        game.reset()
+        try:
+            for step in actions.T:
+                game.step(step)
+        except ValueError as e:
+            raise ValueError(f"{self.name}'s expert, replayed in its evaluation: {e}") from None
+        wrong = (game.t != lengths) | (game.success != episodes["success"].astype(bool))
+        if wrong.any():
+            raise ValueError(
+                f"{self.name}'s expert episodes of layouts {layouts.ids[wrong][:5].tolist()} end "
+                f"otherwise in its evaluation: its rules and its evaluation are not one game"
+            )
 
     def _chunks(self, layouts) -> list:
         step = self.chunk or len(layouts) or 1

@@ -10,9 +10,9 @@ import numpy as np
 class GymBatch:
     """Gymnasium envs (KeyDoorMaze-v0's, MiniGrid's), one per episode, as one batch, stepped as
     world/lockstep.py steps them (the BatchedEnv of steps/rollout.py): done, success (the env's
-    `info["success"]`, which a world's env reads from its terminal cells, world/lockstep.py's Ends:
-    an episode may also terminate in failure) and t (B,) per episode; once an episode has ended its
-    env is stepped no more, its reward is 0 and its observation stays its last. Only the unfinished
+    `info["success"]`, which a world's env reads from its terminal cells, world/lockstep.py's Ends),
+    failure (terminated otherwise) and t (B,) per episode; once an episode has ended its env is
+    stepped no more, its reward is 0 and its observation stays its last. Only the unfinished
     envs step: a Gymnasium vector env steps every env, a finished one reset and playing on, and in
     MiniGrid's Memory at 33x33 nine in ten of its steps were such (docs/notebook.md)."""
 
@@ -27,6 +27,7 @@ class GymBatch:
         b = len(self.envs)
         self.t = np.zeros(b, dtype=np.int64)
         self.success = np.zeros(b, dtype=bool)
+        self.failure = np.zeros(b, dtype=bool)
         self.done = np.zeros(b, dtype=bool)
         return self.obs.copy()
 
@@ -40,6 +41,7 @@ class GymBatch:
                 actions[i]
             )
             self.success[i] = info["success"]
+            self.failure[i] = terminated[i] and not info["success"]
             self.t[i] += 1
         self.done |= terminated | truncated
         return self.obs.copy(), reward, terminated, truncated

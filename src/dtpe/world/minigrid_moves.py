@@ -10,31 +10,17 @@ carrying and door), which the search numbers as its `Flag`s. Cells are (row, col
 (y, x); headings are MiniGrid's: 0 right, 1 down, 2 left, 3 up. A world's actions begin with
 MiniGrid's first three, left, right and forward, under MiniGrid's numbers.
 
-`MiniGridWorld` is what every world over a MiniGrid env is, once: its layouts are what the env's
-`reset(seed)` draws, its episodes are played in MiniGrid itself for evaluation and in the world's
-numpy rules for data, and its agent has MiniGrid's cell and heading. A package states only what
-differs:
-- `class DoorKey(MiniGridWorld, rules=rules)`: its rules module (codes and actions,
-  `VOCABULARY`; `MIN_SIZE` and `check_size`; `Layouts`, a SeededLayouts of `layout_arrays` and
-  `seeds`; its state's class and `initial_state`; where episodes end, `ENDS`);
-- `minigrid`, MiniGrid's name of its env in messages ("DoorKey"), and `flag`, the field of its
-  state that `words.milestone` names (None where it has none);
-- its package's `layouts.from_seeds(size, seeds, **knobs)` (the env read in its codes) and
-  `minigrid_env.minigrid_batch(layouts, step_reward=, goal_reward=, **knobs)` (the env played),
-  which import MiniGrid and so load only when a world draws or is evaluated;
-- its expert (`planner`), stepper, cap (MiniGrid's step limit), knobs, words and colours."""
+A world whose agent only walks (SimpleCrossing) takes its rules whole from here: it starts
+facing right (`facing_right`), `walk`s, and is drawn `with_agent`; world/minigrid_world.py is
+what a MiniGrid world declares."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from types import ModuleType
-from typing import ClassVar
 
 import numpy as np
 
-from dtpe.world import grids, search
-from dtpe.world.base import World
+from dtpe.world import search
 from dtpe.world.search import UNREACHABLE, CostToGo
 
 HEADING_NAMES = ("right", "down", "left", "up")
@@ -129,70 +115,21 @@ def cost_to_go(layouts, transition, ends, n_actions: int, state: type, flags=())
     return search.cost_to_go(transition, ends, layouts, every, layout, index, n_actions)
 
 
-DRAWS_PER_LAYOUT = 100
-"""seeds drawn per layout wanted before a suite settles for fewer: MiniGrid's generators have few
-layouts at small sizes (DoorKey 48 at 5 x 5, SimpleCrossing 52 at 7 x 7)"""
+def facing_right(layouts) -> Agent:
+    """`reset`'s agents: each at its layout's `start`, facing right."""
+    return Agent(layouts.start.copy(), np.zeros(len(layouts), dtype=np.int64))
 
 
-class MiniGridWorld(World):
-    """A world over a MiniGrid env: what every such world is, once; a package states only what
-    differs (this module's docstring)."""
+def walk(layouts, state: Agent, action, walkable, layout_index=None) -> Agent:
+    """One step of each of B agents that only turn and move forward onto `walkable` codes
+    (`layout_index`: as in `in_front`)."""
+    _, front, ahead = in_front(layouts, state, layout_index)
+    return Agent(*turn_or_forward(state, action, front, ahead, walkable))
 
-    rules: ClassVar[ModuleType]
-    """its rules module"""
-    minigrid: ClassVar[str]
-    """MiniGrid's name of its env, in messages ("DoorKey 8x8 holds ... layouts")"""
-    flag: ClassVar[str | None] = None
-    """the field of its state that `words.milestone` names; None where it has none"""
 
-    def __init_subclass__(cls, rules=None, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if rules is not None:
-            cls.rules = rules
-            cls.vocabulary = rules.VOCABULARY
-            cls.min_size = rules.MIN_SIZE
-            cls.initial_state = staticmethod(rules.initial_state)
-
-    def _own(self, module: str) -> ModuleType:
-        """Its package's `module`, imported when first asked for (layouts and minigrid_env import
-        MiniGrid and pygame)."""
-        return importlib.import_module(f"{type(self).__module__}.{module}")
-
-    def check_size(self, size) -> int:
-        return self.rules.check_size(size)
-
-    def draw(self, size, count, rng, options, exclude=frozenset(), whole=True):
-        """Layouts drawn by seed (grids.draw_by_seed), DRAWS_PER_LAYOUT seeds a layout wanted."""
-        size, layouts = self.check_size(size), self._own("layouts")
-        return grids.draw_by_seed(
-            lambda seeds: layouts.from_seeds(size, seeds, **options),
-            count,
-            rng,
-            self.fingerprints,
-            exclude,
-            whole,
-            DRAWS_PER_LAYOUT,
-            f"{self.minigrid} {size}x{size}",
-        )
-
-    def layouts(self, arrays: dict):
-        names = {name: arrays[name] for name in self.layout_arrays}
-        return self.rules.Layouts(**names, seeds=arrays["layout_id"])
-
-    def agent(self, state) -> tuple[np.ndarray, np.ndarray]:
-        if self.flag is None:
-            return state.pos, np.zeros(len(state.pos), dtype=bool)
-        return state.pos, getattr(state, self.flag)
-
-    def ground(self, lay, state) -> np.ndarray:
-        # the agent stands on what its layout holds there: MiniGrid's floor and goal
-        return lay.grid[np.arange(len(lay)), state.pos[:, 0], state.pos[:, 1]]
-
-    def heading(self, state) -> np.ndarray:
-        return state.heading
-
-    def evaluation_env(self, lay, env):
-        """MiniGrid itself, one env a layout (minigrid_env.minigrid_batch)."""
-        return self._own("minigrid_env").minigrid_batch(
-            lay, step_reward=env.step_reward, goal_reward=env.goal_reward, **env.options
-        )
+def with_agent(grid: np.ndarray, state: Agent, first: int) -> np.ndarray:
+    """Full grids (B, N, N): `grid` with each agent's code (`agent_code` from `first`) on its
+    cell."""
+    obs = grid.copy()
+    obs[np.arange(len(obs)), state.pos[:, 0], state.pos[:, 1]] = agent_code(first, state.heading)
+    return obs

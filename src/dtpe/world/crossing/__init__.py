@@ -16,7 +16,7 @@ from dtpe.world.base import Words
 from dtpe.world.crossing import picture, rules
 from dtpe.world.crossing.planner import cost_to_go
 from dtpe.world.crossing.stepper import BatchedCrossing, max_steps
-from dtpe.world.minigrid_moves import MiniGridWorld
+from dtpe.world.minigrid_world import MiniGridWorld
 
 
 class Crossing(MiniGridWorld, rules=rules):
@@ -34,6 +34,14 @@ class Crossing(MiniGridWorld, rules=rules):
 
     def cap(self, size: int, options: dict) -> int:
         return max_steps(size)
+
+    def minigrid_modules(self):
+        from dtpe.world.crossing import (
+            layouts,
+            minigrid_env,
+        )  # MiniGrid: loaded when drawn or played
+
+        return layouts, minigrid_env
 
     def count(self, size: int, options: dict) -> int:
         return rules.count(self.check_size(size), options["num_crossings"])

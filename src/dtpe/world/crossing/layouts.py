@@ -4,7 +4,7 @@ obstacle_type=Wall).reset(seed=s)` for each seed, read into this world's codes
 
 Layouts are few at small sizes (52 distinct ones at 7 x 7 with 3 crossings, about 1,600 at
 9 x 9) and drawn far from uniformly, so disjoint seeds do not make disjoint suites: `draw` leaves
-out repeats and another suite's layouts by (grid, start) (world/minigrid_moves.py's
+out repeats and another suite's layouts by (grid, start) (world/minigrid_world.py's
 MiniGridWorld)."""
 
 from __future__ import annotations

@@ -98,19 +98,15 @@ State = minigrid_moves.Agent
 
 def initial_state(layouts: Layouts) -> State:
     """`reset`'s agent: at its start, facing right."""
-    return State(layouts.start.copy(), np.zeros(len(layouts), dtype=np.int64))
+    return minigrid_moves.facing_right(layouts)
 
 
 def transition(layouts: Layouts, state: State, action, layout_index=None) -> State:
     """One step of each of B states under our `action` (B,) (0..2), the state each of
     `layout_index`'s layouts if given (minigrid_moves.in_front)."""
-    _, front, ahead = minigrid_moves.in_front(layouts, state, layout_index)
-    return State(*minigrid_moves.turn_or_forward(state, action, front, ahead, WALKABLE))
+    return minigrid_moves.walk(layouts, state, action, WALKABLE, layout_index)
 
 
 def render(layouts: Layouts, state: State) -> np.ndarray:
     """Full observations (B, N, N) uint8: the layout with the agent's code on its cell."""
-    obs = layouts.grid.copy()
-    agent = minigrid_moves.agent_code(AGENT, state.heading)
-    obs[np.arange(len(obs)), state.pos[:, 0], state.pos[:, 1]] = agent
-    return obs
+    return minigrid_moves.with_agent(layouts.grid, state, AGENT)

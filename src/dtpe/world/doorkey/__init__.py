@@ -11,7 +11,7 @@ from dtpe.world.base import Words
 from dtpe.world.doorkey import picture, rules
 from dtpe.world.doorkey.planner import cost_to_go
 from dtpe.world.doorkey.stepper import BatchedDoorKey, max_steps
-from dtpe.world.minigrid_moves import MiniGridWorld
+from dtpe.world.minigrid_world import MiniGridWorld
 
 
 class DoorKey(MiniGridWorld, rules=rules):
@@ -33,6 +33,14 @@ class DoorKey(MiniGridWorld, rules=rules):
 
     def cap(self, size: int, options: dict) -> int:
         return max_steps(size)
+
+    def minigrid_modules(self):
+        from dtpe.world.doorkey import (
+            layouts,
+            minigrid_env,
+        )  # MiniGrid: loaded when drawn or played
+
+        return layouts, minigrid_env
 
     def count(self, size: int, options: dict) -> int:
         # DoorKeyEnv: a wall column s in [2, N-3], the door on one of its N-3 inner rows, then

@@ -4,7 +4,7 @@ in the same codes.
 
 Layouts are few and drawn far from uniformly (48 distinct ones at 5 x 5, 20,400 at 8 x 8, and
 15,000 8 x 8 seeds give about 8,600 of them), so disjoint seeds do not make disjoint suites:
-the world's `draw` (world/minigrid_moves.py's MiniGridWorld) leaves out repeats and another
+the world's `draw` (world/minigrid_world.py's MiniGridWorld) leaves out repeats and another
 suite's layouts by (grid, start, heading).
 """
 

@@ -17,7 +17,7 @@ from dtpe.world.base import Words
 from dtpe.world.memory import picture, rules
 from dtpe.world.memory.planner import cost_to_go
 from dtpe.world.memory.stepper import BatchedMemory, max_steps
-from dtpe.world.minigrid_moves import MiniGridWorld
+from dtpe.world.minigrid_world import MiniGridWorld
 
 
 class Memory(MiniGridWorld, rules=rules):
@@ -36,6 +36,11 @@ class Memory(MiniGridWorld, rules=rules):
 
     def cap(self, size: int, options: dict) -> int:
         return max_steps(size)
+
+    def minigrid_modules(self):
+        from dtpe.world.memory import layouts, minigrid_env  # MiniGrid: loaded when drawn or played
+
+        return layouts, minigrid_env
 
     def count(self, size: int, options: dict) -> int:
         # MemoryEnv: a hallway end e in [4, N-3], the agent's start column in [1, e], the cue a

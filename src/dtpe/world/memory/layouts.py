@@ -4,7 +4,7 @@ for each seed, read into this world's codes, the success cell as GOAL.
 Layouts are few (16 at 7 x 7, 60 at 9 x 9, 120 at 11 x 11, 196 at 13 x 13, 288 at 15 x 15, 396
 at 17 x 17: 4 (hallway_end - 3) ... summed over the hallway's ends, times the cue and the order
 of the two objects: the world's `count`) and drawn far from uniformly, so the world's `draw`
-(world/minigrid_moves.py's MiniGridWorld) leaves out repeats and another suite's layouts by
+(world/minigrid_world.py's MiniGridWorld) leaves out repeats and another suite's layouts by
 (grid, start)."""
 
 from __future__ import annotations

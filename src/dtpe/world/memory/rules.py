@@ -133,10 +133,7 @@ def transition(layouts: Layouts, state: State, action, layout_index=None) -> Sta
 
 def render(layouts: Layouts, state: State) -> np.ndarray:
     """Full grids (B, N, N) uint8, for pictures: the layout with the agent's code on its cell."""
-    obs = layouts.grid.copy()
-    agent = minigrid_moves.agent_code(AGENT, state.heading)
-    obs[np.arange(len(obs)), state.pos[:, 0], state.pos[:, 1]] = agent
-    return obs
+    return minigrid_moves.with_agent(layouts.grid, state, AGENT)
 
 
 def view(layouts: Layouts, state: State) -> np.ndarray:
