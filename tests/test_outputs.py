@@ -31,6 +31,7 @@ from dtpe.analysis import (
     tables,
     verdicts,
 )
+from dtpe.analysis.cells import UNDEFINED
 from dtpe.analysis.outputs import TABLE_NAMES, figure_names
 from dtpe.world.maze import WORLD, layouts
 from dtpe.world.maze.planner import cost_to_go
@@ -515,7 +516,7 @@ def test_comparisons_table_has_every_pair_at_the_training_context(run):
     ]
     assert shown_row(path, "10×10", "rope − rope-t_learned")[-1] == "no difference resolved"
     tie = shown_row(path, "20×20", "learned − sinusoidal")
-    assert tie[7] == tables.UNDEFINED  # Cohen's d without spread and without difference
+    assert tie[7] == UNDEFINED  # Cohen's d without spread and without difference
 
 
 def test_context_table_keeps_not_applicable_and_scaling_labels(run):
@@ -825,9 +826,9 @@ def test_one_seed_runs_end_to_end(tmp_path, tiny_params):
     assert "CI undefined" in text and "not recorded" in text and "power undefined" in text
     assert "- 10×10: first rope 80.0 % (CI undefined); gap intervals undefined (one seed)" in text
     row_8 = shown_row(tmp_path / "tables" / "success_by_grid.md", "8×8")
-    assert row_8[1] == f"94.0 [{tables.UNDEFINED}]"
+    assert row_8[1] == f"94.0 [{UNDEFINED}]"
     power = shown_row(tmp_path / "tables" / "power.md", "8×8")
-    assert power[2:5] == [tables.UNDEFINED] * 3
+    assert power[2:5] == [UNDEFINED] * 3
 
 
 def test_code_version_is_dirty_for_code_and_params_only(tmp_path):

@@ -12,7 +12,7 @@ import torch
 import yaml
 
 from dtpe import cli, params
-from dtpe.analysis import figures, reach, tables
+from dtpe.analysis import cells, figures, reach, tables
 from dtpe.model import checkpoint
 from dtpe.model.transformer import DecisionTransformer
 from dtpe.steps import dataset, episode_csv, evaluate
@@ -136,7 +136,7 @@ def test_the_table_and_figure_render_the_ladder_and_say_none_without_it(tmp_path
         frames[0].to_csv(stats_dir / "reach.csv", index=False)
         frames[1].to_csv(stats_dir / "effective_context.csv", index=False)
         table = tables.reach(tiny_params, stats_dir)
-        text = tables.markdown(table) + tables.latex(table)
+        text = cells.markdown(table) + cells.latex(table)
         fig = figures.reach(*frames, 30, {"rope": (0, 0, 1, 1)}, methods, str)
         if name == "with":
             assert list(table.shown.columns)[2:-1] == ["1", "4", "30 (trained)"]

@@ -27,6 +27,7 @@ from matplotlib.lines import Line2D
 
 from dtpe import names, preregistration
 from dtpe.analysis import shared_layouts, tables, verdicts
+from dtpe.analysis.cells import UNDEFINED, grid_label, p_value, with_interval
 
 NEEDED = {
     "success_by_grid.csv": {
@@ -152,7 +153,7 @@ def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
             "Grids": table.endpoint.str.replace("+", ", "),
             "Verdict": table.outcome,
             "a − b (pp) [CI]": [
-                tables.with_interval(*cells, sign="+")
+                with_interval(*cells, sign="+")
                 for cells in zip(table.effect_pct, table.ci_low_pct, table.ci_high_pct)
             ],
             "Estimate": table.estimate,
@@ -253,9 +254,9 @@ def levels(confidence: dict[str, float]) -> str:
 
 def cell(row) -> str:
     if row.kind == "success":
-        return tables.with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct)
-    shown = tables.with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
-    return f"{shown}, Holm p {tables.p_value(row.p_holm)}"
+        return with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct)
+    shown = with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
+    return f"{shown}, Holm p {p_value(row.p_holm)}"
 
 
 def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
@@ -271,14 +272,14 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
     wide = wide.reindex(pd.MultiIndex.from_frame(order[keys]))[list(dict.fromkeys(table.run))]
     shown = wide.fillna(NOT_RUN).reset_index()
     sizes = shown.pop("grid_size")
-    shown.insert(0, "Grid", [tables.grid_label(w, n) for w, n in zip(shown.world, sizes)])
+    shown.insert(0, "Grid", [grid_label(w, n) for w, n in zip(shown.world, sizes)])
     shown.insert(0, "World", shown.pop("world"))
     shown = shown.drop(columns="kind").rename(columns={"variant": "Variant or a − b"})
     caption = (
         "Each run's own statistics (its results/stats/), side by side. A variant: mean success "
         "% over seeds [CI]; a pair a − b: the difference of mean success in points [CI] and its "
         f"Holm-adjusted p, at the run's training context. CI: {levels(confidence)}, the run's "
-        f"two-level bootstrap. {tables.UNDEFINED}: undefined (one seed); {NOT_RUN}: a variant "
+        f"two-level bootstrap. {UNDEFINED}: undefined (one seed); {NOT_RUN}: a variant "
         "or pair that run does not have."
     )
     return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
@@ -324,7 +325,7 @@ def figure(table: pd.DataFrame, confidence: dict[str, float]) -> Figure:
                 ax.scatter(
                     own.estimate_pct, y, color=colour, marker=MARKERS[i % len(MARKERS)], s=20
                 )
-            ax.set(title=tables.grid_label(world, size), xlabel="Δ success a − b (pp)")
+            ax.set(title=grid_label(world, size), xlabel="Δ success a − b (pp)")
         axes[0].set_yticks(list(rows.values()), list(rows))
         sub.suptitle(world, x=0.0, ha="left", fontweight="bold")
     fig.legend(

@@ -27,8 +27,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from dtpe.analysis import inference
+from dtpe.analysis.cells import grid_label
 from dtpe.analysis.outputs import figure_names
-from dtpe.analysis.tables import grid_label
 from dtpe.steps import dataset
 from dtpe.world import pictures
 

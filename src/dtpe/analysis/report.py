@@ -19,10 +19,11 @@ import pandas as pd
 
 from dtpe import atomic, names, preregistration
 from dtpe.analysis import shared_layouts, verdicts
+from dtpe.analysis.cells import grid_label, mean_std, p_value, with_interval
 from dtpe.analysis.inference import UNRESOLVED
 from dtpe.analysis.outputs import FIGURES, TABLES, table_number
 from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING
-from dtpe.analysis.tables import grid_label, mean_std, p_value, seeds, with_interval
+from dtpe.analysis.tables import seeds
 from dtpe.model import catalog
 from dtpe.numerics import EVERY_CPU, THIS_MACHINE
 from dtpe.params import chain, load

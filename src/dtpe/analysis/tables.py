@@ -4,8 +4,7 @@ own columns) so that it can be read back; `{name}.md` and `{name}.tex` show them
 Every number here is one the stats stage wrote: a table selects, orders and formats, and
 computes nothing (no means, differences or tests).
 
-In the shown tables "N/A" means the variant cannot run there (never 0), and "–" a statistic
-that is undefined (one seed, or no spread between seeds).
+How a cell reads ("N/A", "–", intervals): analysis/cells.py.
 
 The tables and their order: analysis/outputs.py.
 """
@@ -14,43 +13,27 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from dtpe.analysis.outputs import TABLE_NAMES
-from dtpe.world import catalog as worlds
-
-NOT_APPLICABLE = "N/A"
-UNDEFINED = "–"
-LATEX_SPECIALS = str.maketrans({c: "\\" + c for c in "&%$#_{}"})
-# pdflatex has no glyphs for these in text mode; math mode draws them everywhere.
-LATEX_SYMBOLS = str.maketrans(
-    {
-        "±": r"$\pm$",
-        "−": r"$-$",
-        "×": r"$\times$",
-        "Δ": r"$\Delta$",
-        "∞": r"$\infty$",
-        "α": r"$\alpha$",
-        "≥": r"$\geq$",
-        "≤": r"$\leq$",
-        "≈": r"$\approx$",
-        "<": r"$<$",
-        ">": r"$>$",
-        "–": "--",
-    }
+from dtpe.analysis.cells import (
+    NOT_APPLICABLE,
+    UNDEFINED,
+    Table,
+    count,
+    effect,
+    grid_label,
+    grid_labels,
+    latex,
+    markdown,
+    mean_std,
+    number,
+    p_value,
+    probability,
+    with_interval,
 )
-
-
-@dataclass
-class Table:
-    name: str
-    caption: str
-    numbers: pd.DataFrame
-    shown: pd.DataFrame
+from dtpe.analysis.outputs import TABLE_NAMES
 
 
 def write(params, stats_dir: Path, out_dir: Path) -> None:
@@ -76,72 +59,6 @@ def write(params, stats_dir: Path, out_dir: Path) -> None:
         table.numbers.to_csv(out_dir / f"{table.name}.csv", index=False)
         (out_dir / f"{table.name}.md").write_text(markdown(table))
         (out_dir / f"{table.name}.tex").write_text(latex(table))
-
-
-def markdown(table: Table) -> str:
-    # numparse off: tabulate would otherwise turn "+3.0" into 3 and "1.50" into 1.5
-    return f"{table.caption}\n\n{table.shown.to_markdown(index=False, disable_numparse=True)}\n"
-
-
-def latex(table: Table) -> str:
-    tex = table.shown.to_latex(
-        index=False,
-        escape=True,
-        caption=table.caption.translate(LATEX_SPECIALS),
-        label=f"tab:{table.name}",
-    )
-    return tex.translate(LATEX_SYMBOLS)
-
-
-# Cell formats -----------------------------------------------------------------------------
-
-
-def mean_std(mean: float, std: float, digits: int = 1) -> str:
-    if math.isnan(mean):
-        return NOT_APPLICABLE
-    return f"{mean:.{digits}f}" if math.isnan(std) else f"{mean:.{digits}f} ± {std:.{digits}f}"
-
-
-def with_interval(value: float, low: float, high: float, sign: str = "") -> str:
-    """`value [low, high]`; `[–]` where the interval is undefined (one seed)."""
-    if math.isnan(value):
-        return NOT_APPLICABLE
-    interval = UNDEFINED if math.isnan(low) else f"{low:{sign}.1f}, {high:{sign}.1f}"
-    return f"{value:{sign}.1f} [{interval}]"
-
-
-def effect(d: float) -> str:
-    if math.isnan(d):
-        return UNDEFINED
-    return ("+∞" if d > 0 else "−∞") if math.isinf(d) else f"{d:+.2f}"
-
-
-def p_value(p: float) -> str:
-    if math.isnan(p):
-        return UNDEFINED
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def probability(value: float) -> str:
-    return UNDEFINED if math.isnan(value) else f"{value:.2f}"
-
-
-def number(value: float) -> str:
-    return UNDEFINED if math.isnan(value) else f"{value:.1f}"
-
-
-def count(value: float) -> str:
-    """A whole number the stats stage wrote as float (NaN where undefined)."""
-    return UNDEFINED if math.isnan(value) else f"{value:.0f}"
-
-
-def grid_label(world: str, size: int) -> str:
-    """A size as its world names it (`Words.size`)."""
-    return worlds.get(world).words.size.format(n=size)
-
-
-def grid_labels(params, sizes: pd.Series) -> pd.Series:
-    return sizes.map(partial(grid_label, params.env.world))
 
 
 # Inputs -----------------------------------------------------------------------------------
