@@ -978,11 +978,11 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "confirmatory hypotheses (2; seeds added in interims of 3 by a group-sequential" in verdict
     )
     assert (
-        "- **rope vs learned on 10+20**: a > b, +31.0 [+20.5, +41.5] (stagewise median-unbiased;"
-        " naive +33.0 [+22.5, +43.5]) (5 + 5 seeds, 10 models, stable for 100% of 100 test seeds)"
-        in verdict
+        "- **rope vs learned on 10+20**: rope above learned (tested against 0): +31.0 [+20.5, "
+        "+41.5] points [95 % CI], 5 + 5 seeds (stagewise median-unbiased; naive +33.0 [+22.5, "
+        "+43.5]) (10 models, stable for 100% of 100 test seeds)" in verdict
     )
-    assert "- **rope vs sinusoidal on 10+20**: open" in verdict
+    assert "- **rope vs sinusoidal on 10+20**: rope vs sinusoidal open after interim" in verdict
     assert "Interims finished: 1 of at most 2, 9 models trained." in verdict
     assert "Next: interim 2, sinusoidal rope at seeds 4 5 6" in verdict
     assert (

@@ -18,7 +18,7 @@ from typing import Callable
 import pandas as pd
 
 from dtpe import atomic, names, preregistration
-from dtpe.analysis import shared_layouts, verdicts
+from dtpe.analysis import shared_layouts, verdict_words, verdicts
 from dtpe.analysis.cells import grid_label, mean_std, p_value, with_interval
 from dtpe.analysis.inference import UNRESOLVED
 from dtpe.analysis.outputs import FIGURES, TABLES, table_number
@@ -274,16 +274,15 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
     )
     lines.append(
         f"The run's {kind} hypotheses ({len(decisions)}; {how}; Table "
-        f"{table_number('decisions')}), a − b in points on the seeds each used [{level(methods)} "
-        "CI over seeds]; where the estimate accounts for the stop, the naive mean difference "
-        "follows it:"
+        f"{table_number('decisions')}), a − b in points on the seeds each used, its interval "
+        "over seeds at the level its claim was tested at; where the estimate accounts for the "
+        "stop, the naive mean difference follows it:"
     )
     text = (
         " ".join(lines)
         + "\n\n"
         + "\n".join(
-            f"- **{row.hypothesis}**: {row.outcome}, "
-            f"{with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign='+')}"
+            f"- **{row.hypothesis}**: {verdict_words.sentence(row, methods)}"
             + (
                 ""
                 if row.estimate == verdicts.NAIVE
@@ -293,8 +292,7 @@ def verdict_text(params, stats_dir: Path, methods: dict) -> str:
                 )
                 + ")"
             )
-            + f" ({row.seeds_a} + {row.seeds_b} seeds, {row.models} models"
-            + f", stable for {row.stable:.0%} of 100 test seeds)"
+            + f" ({row.models} models, stable for {row.stable:.0%} of 100 test seeds)"
             for row in decisions.itertuples()
         )
     )

@@ -1,0 +1,49 @@
+"""A declared hypothesis's outcome in words, rendered from its row of the decisions table
+(analysis/verdicts.py) and nothing else, so that a sentence states a verdict only as its test
+decided it, with the interval at the level the claim was tested at:
+
+- a > b: "a above b (tested against 0)", the difference's CI;
+- equivalent: "a and b within ±m", the TOST's (1 − 2α) interval;
+- undecided: "n + n seeds, |z| x short of the bound" at the cap (a sequential run's; a fixed
+  design's "neither above nor within ±m");
+- open: the interim it has reached."""
+
+from __future__ import annotations
+
+import math
+
+from dtpe.analysis import verdicts
+from dtpe.analysis.cells import with_interval
+
+
+def sentence(row, methods: dict) -> str:
+    """One decisions row (a namedtuple or Series) in words; `methods` the run's methods.json
+    (its confidence and the alpha each kind of claim spends)."""
+    seeds = f"{row.seeds_a} + {row.seeds_b} seeds"
+    ci = f"{_level(methods['confidence'])} CI"
+    shown = with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
+    if row.outcome in ("a > b", "a < b"):
+        side = "above" if row.outcome == "a > b" else "below"
+        return f"{row.a} {side} {row.b} (tested against 0): {shown} points [{ci}], {seeds}"
+    if str(row.outcome).startswith("equivalent"):
+        level = _level(1 - 2 * methods["claim_alpha"])
+        tost = with_interval(
+            row.effect_pct, row.equivalence_low_pct, row.equivalence_high_pct, sign="+"
+        )
+        return (
+            f"{row.a} and {row.b} within ±{row.margin_pct:g} (two one-sided tests): {tost} "
+            f"points [{level} interval], {seeds}"
+        )
+    if row.outcome == verdicts.UNDECIDED:
+        short = (
+            f"|z| {-row.z_margin:.2f} short of the bound at the cap"
+            if not math.isnan(row.z_margin)
+            else "neither rejected nor within "
+            + ("the margin" if math.isnan(row.margin_pct) else f"±{row.margin_pct:g}")
+        )
+        return f"{row.a} vs {row.b} undecided: {seeds}, {short}; {shown} points [{ci}]"
+    return f"{row.a} vs {row.b} open after interim {row.interim}: {seeds} so far"
+
+
+def _level(confidence: float) -> str:
+    return f"{100 * confidence:g} %"
