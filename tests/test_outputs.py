@@ -23,6 +23,7 @@ from dtpe import numerics
 from dtpe.analysis import (
     aggregates,
     figures,
+    findings,
     horizon,
     methods,
     reach,
@@ -640,7 +641,7 @@ def test_figures_rerun_byte_identical(run, tmp_path):
 # Report -----------------------------------------------------------------------------------
 
 
-def findings(text):
+def findings_of(text):
     return text.split("## Findings")[1].split("## Statistical methods")[0]
 
 
@@ -690,7 +691,7 @@ def test_report_counts_only_the_models_of_its_params():
 
 def test_report_findings_follow_the_intervals(run):
     root, _ = run
-    text = findings((root / "figures" / "REPORT.md").read_text())
+    text = findings_of((root / "figures" / "REPORT.md").read_text())
     grid_10 = next(line for line in text.splitlines() if line.startswith("- **10×10**"))
     assert "informative (best mean 80.0 % ≥ 10 %)" in grid_10
     assert "rope 80.0 % [65.0, 95.0]" in grid_10
@@ -715,7 +716,7 @@ def test_report_findings_follow_the_intervals(run):
 
 def test_report_ranks_by_the_gap_intervals(run):
     root, _ = run
-    text = findings((root / "figures" / "REPORT.md").read_text())
+    text = findings_of((root / "figures" / "REPORT.md").read_text())
     ranking = text.split("### Ranking")[1].split("###")[0]
     assert METHODS["ranking"] in ranking
     assert (
@@ -752,17 +753,17 @@ def test_many_unresolved_pairs_are_counted_not_listed():
         {"variant": ["f"], "success_pct_mean": [50.0], "ci_low_pct": [40.0], "ci_high_pct": [60]}
     )
     power = pd.Series({"informative": True, "best_pct": 50.0})
-    line = report.grid_finding(str, 12, success, pairs, power, METHODS)
+    line = findings.grid_finding(str, 12, success, pairs, power, METHODS)
     number = TABLE_NAMES.index("comparisons") + 1
     assert f"All 8 pairs resolve no difference (Table {number})." in line
     assert "e3 − f" not in line
-    line = report.grid_finding(str, 12, success, pairs.head(6), power, METHODS)
+    line = findings.grid_finding(str, 12, success, pairs.head(6), power, METHODS)
     assert "They resolve no difference for e0 − f +1.0 [-5.0, +7.0]" in line
 
 
 def test_report_findings_order_power_confound_and_reproducibility(run):
     root, _ = run
-    text = findings((root / "figures" / "REPORT.md").read_text())
+    text = findings_of((root / "figures" / "REPORT.md").read_text())
     order = [
         "per grid size",
         "### Ranking",
@@ -788,9 +789,9 @@ def test_report_findings_order_power_confound_and_reproducibility(run):
 def test_reproducibility_says_this_machine_only_when_a_model_ran_native():
     record = dict(test_stats.NUMERICS, cpu="Other CPU")
     native = dict(record, numerics="native", reproducible_on=numerics.THIS_MACHINE)
-    text = report.reproducible_text(pd.DataFrame([test_stats.NUMERICS, native]))
+    text = findings.reproducible_text(pd.DataFrame([test_stats.NUMERICS, native]))
     assert "this machine only" in text and "Other CPU, Test CPU" in text
-    assert "portable numerics mode" in report.reproducible_text(pd.DataFrame([record]))
+    assert "portable numerics mode" in findings.reproducible_text(pd.DataFrame([record]))
 
 
 def test_report_numbers_come_from_the_stats_files(tmp_path, run):
@@ -859,7 +860,7 @@ def test_code_version_is_dirty_for_code_and_params_only(tmp_path):
 
 def test_the_confound_reads_variant_names_with_the_catalog():
     """`rope-t_sinusoidal` names its t and is still the study's sinusoid of t."""
-    from dtpe.analysis.report import confound_text
+    from dtpe.analysis.findings import confound_text
 
     assert "In rope-t_sinusoidal the timestep t" in confound_text(["rope-t_sinusoidal"])
     assert "In rope the timestep t" in confound_text(["rope", "rope-t_none"])
@@ -1028,11 +1029,11 @@ def test_report_names_the_models_without_attention_and_the_precision(tmp_path, t
         "attention step ran (`dtpe stats --no-attention`), so Figures 4 and 6 and this table "
         "average the other seeds (Figure 4 gives each variant's count)."
     )
-    assert report.precision_text(tiny_params) == ""
+    assert findings.precision_text(tiny_params) == ""
     bf16 = dataclasses.replace(
         tiny_params, train=dataclasses.replace(tiny_params.train, precision="bf16")
     )
-    assert report.precision_text(bf16) == (
+    assert findings.precision_text(bf16) == (
         " Training ran under bf16 autocast (train.precision, evaluate.precision): matrix "
         "products in that precision, the weights and the optimizer's state in fp32."
     )
@@ -1105,14 +1106,14 @@ def test_seen_table_and_text(tmp_path, tiny_params):
     assert list(table.shown.iloc[0])[:3] == ["learned", "1 2", "1 2"]
     assert table.shown.iloc[0]["Seen"].startswith("87.5 [")
     assert table.shown.iloc[0]["Gap"].startswith("+37.5 [")
-    text = report.seen_text(
+    text = findings.seen_text(
         pd.read_csv(tmp_path / "seen.csv"), "8×8", json.load((tmp_path / "methods.json").open())
     )
     assert "learned 87.5 % [" in text and "held out 50.0, gap 37.5 % [" in text
     empty = stats.seen_success(None, test, sp)
     empty.to_csv(tmp_path / "seen.csv", index=False)
     assert tables.seen(tiny_params, tmp_path).shown.empty
-    assert "not measured in this run" in report.seen_text(empty, "8×8", {})
+    assert "not measured in this run" in findings.seen_text(empty, "8×8", {})
 
 
 def test_a_one_variant_run_is_analysed_without_comparisons(tmp_path):
