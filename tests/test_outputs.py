@@ -26,6 +26,7 @@ from dtpe.analysis import (
     findings,
     horizon,
     methods,
+    pairwise,
     reach,
     report,
     stats,
@@ -264,7 +265,9 @@ def write_stats(stats_dir, variants, seeds):
         "power": power_rows(n),
     }
     # the ranking is read off the two tables above, as the stats stage reads it
-    frames["ranking"] = stats.ranking(frames["success_by_grid"], frames["comparisons"], CONTEXTS[0])
+    frames["ranking"] = pairwise.ranking(
+        frames["success_by_grid"], frames["comparisons"], CONTEXTS[0]
+    )
     frames["decisions"] = pd.DataFrame(columns=verdicts.COLUMNS)  # all pairs: none declared
     frames["iqm"] = pd.DataFrame(
         {
@@ -734,7 +737,7 @@ def test_report_ranks_by_the_gap_intervals(run):
         "sinusoidal",
         "50.0 [35.0, 65.0]",
         "30.0 [5.0, 55.0]",
-        stats.BELOW,
+        pairwise.BELOW,
     ]
 
 

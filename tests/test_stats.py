@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from dtpe import numerics
-from dtpe.analysis import inference, stats
+from dtpe.analysis import inference, pairwise, stats
 from dtpe.steps import episode_csv
 from dtpe.world import catalog
 
@@ -341,7 +341,7 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
     # sinusoidal and rope tie at 80 %: the study's order breaks the tie; learned is at 20 %.
     assert list(at_10.index) == ["sinusoidal", "rope", "learned"]
     assert list(at_10["rank"]) == [1, 1, 3]  # tied means share a rank
-    assert list(at_10.standing) == [stats.LEADING, stats.LEADING, stats.BELOW]
+    assert list(at_10.standing) == [pairwise.LEADING, pairwise.LEADING, pairwise.BELOW]
     assert at_10.gap_pct.tolist() == pytest.approx([0.0, 0.0, 60.0])
     assert math.isnan(at_10.gap_ci_low_pct["sinusoidal"])
     # learned was compared as a (learned − sinusoidal): the gap is that interval turned round.
@@ -349,9 +349,9 @@ def test_ranking_orders_by_mean_and_reads_gaps_from_the_comparisons(stats_dir):
     assert at_10.gap_ci_low_pct["learned"] == pytest.approx(-pair.ci_high_pct)
     assert at_10.gap_ci_high_pct["learned"] == pytest.approx(-pair.ci_low_pct)
     at_8 = ranking[ranking.grid_size == 8]
-    assert set(at_8.standing) == {stats.LEADING} and len(at_8) == len(VARIANTS)
+    assert set(at_8.standing) == {pairwise.LEADING} and len(at_8) == len(VARIANTS)
     with pytest.raises(ValueError, match="no comparison of learned and sinusoidal on 8x8"):
-        stats.ranking(read(stats_dir, "success_by_grid"), comparisons.reset_index().head(0), 6)
+        pairwise.ranking(read(stats_dir, "success_by_grid"), comparisons.reset_index().head(0), 6)
 
 
 def test_adding_a_variant_moves_no_other_cells_numbers(tmp_path, tiny_params, monkeypatch):

@@ -17,7 +17,7 @@ from dtpe.analysis import shared_layouts, verdict_words, verdicts
 from dtpe.analysis.cells import grid_label, mean_std, p_value, with_interval
 from dtpe.analysis.inference import UNRESOLVED
 from dtpe.analysis.outputs import table_number
-from dtpe.analysis.stats import BELOW, LEADING, UNDEFINED_STANDING
+from dtpe.analysis.pairwise import BELOW, LEADING, UNDEFINED_STANDING
 from dtpe.analysis.tables import seeds
 from dtpe.model import catalog
 from dtpe.numerics import EVERY_CPU, THIS_MACHINE
