@@ -205,3 +205,6 @@ def test_a_failure_forgotten_in_a_worlds_rules_is_refused_by_its_data_step(monke
         monkeypatch.setattr(place, name, Ends())
     with pytest.raises(ValueError, match="memory's expert, replayed in its evaluation: MiniGrid"):
         world.episodes(lay, detoured, 0.5, env, np.random.default_rng(1))
+    # and the shared test of every world's endings fails on it, its random episodes first
+    with pytest.raises(ValueError, match="where the world's rules go on"):
+        test_every_world_ends_its_episodes_in_its_evaluation_where_its_stepper_does(world, 0.0)
