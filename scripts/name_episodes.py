@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from dtpe import params as params_module
+from dtpe.analysis.stats import evaluation_caps
 from dtpe.steps import episode_csv
 from dtpe.world import catalog as worlds
 
@@ -39,12 +40,6 @@ SPLITS = ("test", "seen")
 def overlay(run: Path) -> Path:
     run = run.resolve()
     return ROOT / ("params.yaml" if run == ROOT else f"params-{run.name}.yaml")
-
-
-def caps(p, rows: pd.DataFrame) -> dict[int, int]:
-    """{size: the step cap its episodes played to}, from the played layouts' expert steps."""
-    longest = rows.groupby("grid_size").optimal_steps.max()
-    return {int(n): p.evaluation_cap(int(n), int(steps)) for n, steps in longest.items()}
 
 
 def endings(rows: pd.DataFrame, cap: dict[int, int], can_fail: bool, path: Path) -> list[str]:
@@ -78,14 +73,17 @@ def migrate(run: Path) -> int:
     can_fail = worlds.get(world).ends.failure is not None
     done = 0
     # every model of a run plays the same test split: its cap is any model's
-    split_caps = caps(p, pd.read_csv(next((run / "results/eval/test").glob("*.csv"))))
+    test = pd.read_csv(next((run / "results/eval/test").glob("*.csv")))
+    split_caps, suite_caps = evaluation_caps(p, test), {}
     for sweep in SWEEPS:
         for path in sorted((run / "results/eval" / sweep).glob("*.csv")):
-            if path.read_text().split("\n")[0].endswith(HEADER):
-                continue
-            grid = run / "results/eval/grid" / path.name
-            cap = split_caps if sweep in SPLITS else caps(p, pd.read_csv(grid))
             text = path.read_text()
+            if text.split("\n")[0].endswith(HEADER):
+                continue
+            if path.name not in suite_caps:
+                grid = pd.read_csv(run / "results/eval/grid" / path.name)
+                suite_caps[path.name] = evaluation_caps(p, grid)
+            cap = split_caps if sweep in SPLITS else suite_caps[path.name]
             rows = pd.read_csv(io.StringIO(text))
             ends = endings(rows, cap, can_fail, path)
             new = named(text, world, ends)

@@ -32,9 +32,9 @@ def write(rows: pd.DataFrame, world: str, path) -> None:
 def read(paths, world: str, columns=None) -> pd.DataFrame:
     """The rows of every CSV of `paths` (of those of `columns` it has, or all), refused where one
     names no world or another than `world` (params' env.world)."""
+    wanted = None if columns is None else (lambda c: c in columns or c == "world")
     frames = []
     for path in paths:
-        wanted = None if columns is None else (lambda c: c in columns or c == "world")
         rows = pd.read_csv(path, usecols=wanted)
         if "world" not in rows:
             raise ValueError(
