@@ -105,7 +105,7 @@ def test_the_milestone_weight_is_the_strongest_head_of_any_layer(tmp_path):
 def test_figure_4_draws_the_milestone_panel_only_where_measured():
     maps = {"fire": {"distance_decay": [0.5, 0.3], "heatmap": [[1.0, 0.0], [0.5, 0.5]], "seeds": 1}}
     colours = {"fire": (0.0, 0.0, 1.0, 1.0)}
-    bare = figures.attention(maps, colours, pd.DataFrame(columns=horizon.MILESTONE_COLUMNS))
+    bare = figures.attention(maps, colours, pd.DataFrame(columns=horizon.MILESTONE_COLUMNS), "fire")
     measured = pd.DataFrame(
         {
             "variant": "fire",
@@ -119,7 +119,7 @@ def test_figure_4_draws_the_milestone_panel_only_where_measured():
             "ratio_std": np.nan,
         }
     )
-    drawn = figures.attention(maps, colours, measured)
+    drawn = figures.attention(maps, colours, measured, "fire")
     panel = [ax for ax in drawn.axes if ax.get_xscale() == "log"]
     assert len(drawn.axes) == len(bare.axes) + 1 and len(panel) == 1
     lines = panel[0].get_lines()

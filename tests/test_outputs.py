@@ -24,9 +24,13 @@ from dtpe.analysis import (
     aggregates,
     figures,
     findings,
+    first_screen,
+    headline,
     horizon,
     methods,
     pairwise,
+    palette,
+    panels,
     reach,
     report,
     stats,
@@ -40,6 +44,7 @@ from dtpe.world.maze.planner import cost_to_go
 from dtpe.world.maze.rules import State
 
 VARIANTS = ["learned", "sinusoidal", "rope", "rope-t_learned"]
+HORIZONLESS = pd.DataFrame(columns=horizon.HORIZON_COLUMNS)
 REFERENCE = "rope"
 SIZES = [8, 10, 20]
 CONTEXTS = [6, 9]  # 6 is the training context; the learned table cannot run at 9
@@ -293,6 +298,7 @@ def write_stats(stats_dir, variants, seeds):
     )
     # a run without the reach step (tests/test_reach.py renders one with it)
     frames["reach"] = pd.DataFrame(columns=stats.REACH_COLUMNS)
+    frames["whole_episode"] = pd.DataFrame(columns=stats.WHOLE_EPISODE_COLUMNS)  # nor a whole one
     frames["effective_context"] = pd.DataFrame(columns=reach.EFFECTIVE_COLUMNS)
     frames["seen"] = pd.DataFrame(columns=stats.SEEN_COLUMNS)  # nor the seen step
     frames["horizon"] = horizon.horizons(
@@ -559,11 +565,12 @@ def test_figures_are_png_and_pdf(run):
 def test_success_figure_draws_the_stats_intervals(run):
     root, _ = run
     table = pd.read_csv(root / "results" / "stats" / "success_by_grid.csv")
-    colours = figures.variant_colours(VARIANTS)
-    ax = figures.success_by_grid(table, colours, METHODS).axes[0]
-    drawn = np.concatenate([np.asarray(c.get_segments()) for c in ax.collections])
-    lows, highs = drawn[:, 0, 1], drawn[:, 1, 1]
-    assert sorted(lows) == sorted(table.ci_low_pct) and sorted(highs) == sorted(table.ci_high_pct)
+    fig = headline.curves(table, HORIZONLESS, "rope", 8, WORLD.words, "")
+    drawn = np.concatenate(
+        [np.asarray(c.get_segments()) for ax in fig.axes for c in ax.collections]
+    )
+    lows, highs = drawn[:, 0, 1], drawn[:, 1, 1]  # the reference's drawn in every panel
+    assert set(lows) == set(table.ci_low_pct) and set(highs) == set(table.ci_high_pct)
     assert lows.min() >= 0 and highs.max() <= 100
 
 
@@ -584,7 +591,7 @@ def test_effect_figure_has_a_row_per_pair_and_holm_marks():
         for size in (8, 12)
         for a, b in itertools.combinations(variants, 2)
     ]
-    fig = figures.effect_sizes(pd.DataFrame(rows), variants, METHODS, str)
+    fig = figures.effect_sizes(pd.DataFrame(rows), variants, METHODS, str, "a")
     ax = fig.axes[0]
     rows_at = dict(zip(ax.get_yticks(), (t.get_text() for t in ax.get_yticklabels())))
     assert len(rows_at) == 10 and rows_at[max(rows_at)] == "a − b"  # the first pair on top
@@ -594,15 +601,15 @@ def test_effect_figure_has_a_row_per_pair_and_holm_marks():
 
 def test_colours_are_distinct_for_many_variants():
     for n in (3, 12, 25):
-        colours = figures.variant_colours([f"e{i}" for i in range(n)])
+        colours = palette.colours([f"e{i}" for i in range(n)])
         assert len(set(colours.values())) == n
 
 
 @pytest.mark.parametrize("n", [3, 8, 9, 20])
-def test_a_legend_of_many_variants_goes_beside_the_figure_in_columns(n):
-    """Up to LEGEND_INSIDE variants the legend stays in its axes (the default run's figures keep
-    their bytes); beyond, it hid the lines (20 in the family and Memory runs)."""
-    variants = [f"e{i}" for i in range(n)]
+def test_many_variants_go_into_panels_of_at_most_seven_curves(n):
+    """Each panel holds at most panels.MAX_LINES curves, the reference in every one; every
+    variant is drawn, and the figure stays within panels.MAX_PIXELS when saved."""
+    variants = ["rope", *(f"e{i}" for i in range(n - 1))]
     table = pd.DataFrame(
         [
             {"grid_size": size, "variant": v, "success_pct_mean": 50.0}
@@ -611,30 +618,27 @@ def test_a_legend_of_many_variants_goes_beside_the_figure_in_columns(n):
             for size in (8, 10)
         ]
     )
-    fig = figures.success_by_grid(table, figures.variant_colours(variants), METHODS)
-    inside, beside = fig.axes[0].get_legend(), fig.legends
-    if n <= figures.LEGEND_INSIDE:
-        assert inside is not None and not beside
-        assert [t.get_text() for t in inside.get_texts()] == variants
-    else:
-        assert inside is None and len(beside) == 1
-        assert [t.get_text() for t in beside[0].get_texts()] == variants
-        fig.draw_without_rendering()
-        columns = {round(t.get_window_extent().x0) for t in beside[0].get_texts()}
-        assert len(columns) == math.ceil(n / figures.LEGEND_ROWS)
+    horizons = pd.DataFrame({"variant": variants, "horizon_median": 8.0})
+    fig = headline.curves(table, horizons, "rope", 8, WORLD.words, "")
+    legends = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes]
+    assert all(len(names) <= panels.MAX_LINES and "rope" in names for names in legends)
+    assert set().union(*legends) == set(variants)
+    assert fig.get_figwidth() * panels.DPI <= panels.MAX_PIXELS
 
 
 def test_figures_rerun_byte_identical(run, tmp_path):
     root, _ = run
     comparisons = pd.read_csv(root / "results" / "stats" / "comparisons.csv")
     success = pd.read_csv(root / "results" / "stats" / "success_by_grid.csv")
-    colours = figures.variant_colours(VARIANTS)
     for out in ("a", "b"):
         figures.save(
-            figures.effect_sizes(comparisons[comparisons.primary], VARIANTS, METHODS, str),
+            figures.effect_sizes(comparisons[comparisons.primary], VARIANTS, METHODS, str, "rope"),
             tmp_path / f"{out}5",
         )
-        figures.save(figures.success_by_grid(success, colours, METHODS), tmp_path / f"{out}3")
+        figures.save(
+            headline.curves(success, HORIZONLESS, "rope", 8, WORLD.words, ""),
+            tmp_path / f"{out}3",
+        )
     for name, ext in itertools.product(("5", "3"), ("png", "pdf")):
         assert (tmp_path / f"a{name}.{ext}").read_bytes() == (
             tmp_path / f"b{name}.{ext}"
@@ -653,7 +657,7 @@ def test_report_embeds_tables_figures_and_methods(run):
     text = (root / "figures" / "REPORT.md").read_text()
     for name in figure_names("maze"):
         assert f"]({name}.png)" in text
-    for name in TABLE_NAMES:
+    for name in TABLE_NAMES:  # each short enough to show
         assert (root / "tables" / f"{name}.md").read_text().strip() in text
     methods = text.split("## Statistical methods")[1].split("\n## ")[0]
     for key in ("unit", "bootstrap", "permutation", "holm", "power", "ranking"):
@@ -663,9 +667,35 @@ def test_report_embeds_tables_figures_and_methods(run):
     assert "1.0e-06, 2.0e-06, 3.0e-06" in section and "1.0e-02, 2.0e-02, 3.0e-02" in section
     assert "explorer.html" in text.split("## Looking at episodes")[1]
     assert "models per core-hour" in text
-    timing = next(line for line in text.splitlines() if "train/rope_s1" in line)
-    assert "12.5" in timing
+    timing = next(line for line in text.splitlines() if line.startswith("| train "))
+    assert "| 1 " in timing and "12.5" in timing  # one job of its kind
     assert "```yaml\nstudy:" in text and "Code version: `" in text
+
+
+def test_report_opens_with_its_question_answer_figure_and_table(run):
+    """The first screen: the question (params report.question here: no hypothesis declared),
+    the answer as leads, the headline figure, the short table and the links to each section,
+    each section then opening with the line that says what it shows."""
+    root, _ = run
+    text = (root / "figures" / "REPORT.md").read_text()
+    screen = "\n".join(text.splitlines()[:60])
+    assert screen.index("**Question.**") < screen.index("**Answer.**") < screen.index("## ")
+    assert "Leads at " in screen and "Exploratory, nothing decided" in screen
+    assert "](headline.png)" in screen and "| Variant " in screen
+    for title, shows in report.SHOWS.items():
+        assert f"[{title}](#{first_screen.anchor(title)})" in screen
+        assert f"## {title}\n\n*{shows}*" in text
+
+
+def test_a_table_longer_than_a_screen_is_linked_not_shown(tmp_path):
+    tables_dir = tmp_path / "results" / "tables"
+    tables_dir.mkdir(parents=True)
+    for name in TABLE_NAMES:
+        rows = report.LONG_TABLE + 5 if name == "comparisons" else 3
+        (tables_dir / f"{name}.md").write_text("| a |\n|--|\n" + "| 1 |\n" * rows)
+    text = report.tables_section(tables_dir, tmp_path / "figures")
+    assert f"{report.LONG_TABLE + 5} rows: [Markdown](../results/tables/comparisons.md)" in text
+    assert text.count("| 1 |") == 3 * (len(TABLE_NAMES) - 1)
 
 
 def test_report_throughput_counts_the_threads_params_give_each_job():
@@ -1171,8 +1201,9 @@ def test_a_one_variant_run_is_analysed_without_comparisons(tmp_path):
 
 
 def test_the_attention_figure_wraps_many_variants_into_rows():
-    """Figure 4 of a 21-variant run (the T-Maze's) in rows of at most figures.ATTENTION_COLUMNS
-    panels, every variant's map and the milestone panel kept; three variants stay in one row."""
+    """Figure 4 of a 21-variant run (the T-Maze's): its decay and milestone curves in panels of at
+    most panels.MAX_LINES, then every variant's map, in rows of at most four panels, no wider
+    than panels.MAX_PIXELS; three variants keep one decay panel."""
     rng = np.random.default_rng(0)
 
     def maps(names):
@@ -1181,16 +1212,18 @@ def test_the_attention_figure_wraps_many_variants_into_rows():
             for v in names
         }
 
-    many = [f"v{i}" for i in range(21)]
+    many = ["rope", *(f"v{i}" for i in range(20))]
     milestone = pd.DataFrame(
         {"variant": many[:2], "grid_size": [16, 16], "weight_mean": [0.5, 0.2]}
     ).assign(uniform_mean=0.01)
     colours = dict(zip(many, itertools.cycle(["C0", "C1"])))
-    fig = figures.attention(maps(many), colours, milestone)
-    panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
-    assert len(panels) == 1 + 21 + 1
-    rows, columns = panels[0].get_subplotspec().get_geometry()[:2]
-    assert (rows, columns) == (4, figures.ATTENTION_COLUMNS)  # 23 panels
-    assert {ax.get_title().split(" (")[0] for ax in panels} >= set(many)
-    few = figures.attention(maps(many[:3]), colours, milestone.iloc[:0])
-    assert few.axes[0].get_subplotspec().get_geometry()[:2] == (1, 4)
+    fig = figures.attention(maps(many), colours, milestone, "rope")
+    drawn = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    groups = len(panels.groups(many, "rope"))
+    assert len(drawn) == 2 * groups + 21
+    assert drawn[0].get_subplotspec().get_geometry()[1] == 4
+    assert {ax.get_title().split(" (")[0] for ax in drawn} >= set(many)
+    assert all(len(ax.get_lines()) <= panels.MAX_LINES + 1 for ax in drawn)  # + uniform
+    assert fig.get_figwidth() * panels.DPI <= panels.MAX_PIXELS
+    few = figures.attention(maps(many[:3]), colours, milestone.iloc[:0], "rope")
+    assert len([ax for ax in few.axes if ax.get_label() != "<colorbar>"]) == 1 + 3

@@ -137,7 +137,7 @@ def test_the_table_and_figure_render_the_ladder_and_say_none_without_it(tmp_path
         frames[1].to_csv(stats_dir / "effective_context.csv", index=False)
         table = tables.reach(tiny_params, stats_dir)
         text = cells.markdown(table) + cells.latex(table)
-        fig = figures.reach(*frames, 30, {"rope": (0, 0, 1, 1)}, methods, str)
+        fig = figures.reach(*frames, 30, "rope", methods, str)
         if name == "with":
             assert list(table.shown.columns)[2:-1] == ["1", "4", "30 (trained)"]
             assert list(table.shown["Effective context"]) == ["4", "30"]

@@ -509,3 +509,27 @@ def test_the_steps_note_says_how_a_world_fails():
     assert stats.steps_by_grid(grid, memory).note.iloc[0] == (
         "failed episodes count their steps up to the cap, or until they end beside the other object"
     )
+
+
+def test_whole_episode_is_success_at_the_longest_context_where_the_run_plays_it(tiny_params):
+    """whole_episode.csv: success_by_grid's numbers on the longest context's episodes only (a
+    scaled variant among them), and no row in a run without a whole-episode sweep."""
+    rows = [
+        {"grid_size": n, "variant": v, "seed": s, "layout_id": i, "context": c}
+        | {"success": (s + i + c) % 3 > 0, "applicable": True}
+        for n in (8, 12)
+        for v in ("rope", "rope+yarn")
+        for s in (1, 2)
+        for i in range(4)
+        for c in (6, 40)
+    ]
+    context = pd.DataFrame(rows)
+    evaluate = dataclasses.replace(tiny_params.evaluate, contexts=[6, 40], whole_episode=True)
+    whole = stats.whole_episode(context, evaluate, tiny_params.stats)
+    assert list(whole.columns) == stats.WHOLE_EPISODE_COLUMNS and set(whole.context) == {40}
+    alone = stats.success_by_grid(context[context.context == 40], tiny_params.stats, ("whole", 40))
+    assert list(whole.success_pct_mean) == list(alone.success_pct_mean)
+    assert list(whole.ci_low_pct) == list(alone.ci_low_pct)
+    assert set(whole.variant) == {"rope", "rope+yarn"}
+    sliding = dataclasses.replace(evaluate, whole_episode=False)
+    assert stats.whole_episode(context, sliding, tiny_params.stats).empty

@@ -214,6 +214,22 @@ def test_a_decided_hypothesis_drops_its_variant_from_the_next_interim():
     assert "interim 2 trains 15 models" in replayed.summary()
 
 
+def test_each_look_is_recorded_with_its_boundary_and_the_last_is_the_decision():
+    """The looks (the headline figure's left panel): one row per hypothesis and look it was
+    tested at, the look's |z| bound beside its z; a hypothesis's last look is its decision."""
+    p = params.check(confirm_raw())
+    scores = planted({"rope": 60, "learned": 59, "sinusoidal": 58, "nope": 10}, sd=3, seed=3)
+    replayed = sequential.replay(p, scores)
+    looks = replayed.looks
+    assert list(looks.columns) == sequential.LOOK_COLUMNS
+    bounds = sequential.bounds(p)
+    assert [bounds[k - 1] for k in looks.interim] == list(looks.boundary)
+    for row in replayed.decisions.itertuples():
+        last = looks[(looks.a == row.a) & (looks.b == row.b)].iloc[-1]
+        assert (last.decision, last.z, last.interim) == (row.decision, row.z, row.interim)
+    assert list(looks[(looks.a == "nope") | (looks.b == "nope")].interim) == [1]  # decided at once
+
+
 def test_the_sequential_test_does_not_reject_a_planted_null_and_finds_equivalence():
     p = params.check(confirm_raw())
     scores = planted({"rope": 50, "learned": 50, "sinusoidal": 50, "nope": 50}, sd=3, seed=1)

@@ -423,7 +423,15 @@ STEPS = (
             SHARED_WITH,
         ),
         outputs=(Out("results/stats", folder=True),),
-        params=("study", "stats", "verdict", "data.suite_sizes", "data.train_size"),
+        params=(
+            "study",
+            "stats",
+            "verdict",
+            "data.suite_sizes",
+            "data.train_size",
+            "evaluate.contexts",
+            "evaluate.whole_episode",
+        ),
         mem_mb=2000,
     ),
     Step(
@@ -446,7 +454,14 @@ STEPS = (
         (PARAMS, DATA, RESULTS, Flag("--out", "figures", "folder for the figures")),
         inputs=("data", "results/stats", "results/train/{model}", "results/attention/{model}.json"),
         outputs=tuple(Out(f) for f in figures()),
-        params=("study", "verdict", "data.suite_sizes", "model.context"),
+        params=(
+            "study",
+            "verdict",
+            "data.suite_sizes",
+            "data.train_size",
+            "model.context",
+            "stats.reference",
+        ),
         mem_mb=2000,
     ),
     Step(

@@ -160,6 +160,13 @@ class Explorer:
 
 
 @dataclass(frozen=True)
+class Report:
+    question: str
+    """the run's question in one sentence, the first line of its report (a confirmatory run's
+    answer is its declared hypotheses' decisions; an exploratory run's, its leads)"""
+
+
+@dataclass(frozen=True)
 class Stats:
     reference: str
     """the variant compared against each other one"""
@@ -256,6 +263,7 @@ class Params:
     position: Position
     attention: Attention
     explorer: Explorer
+    report: Report
     stats: Stats
     verdict: Verdict
     compute: Compute

@@ -53,7 +53,9 @@ FIGURES = (
         "context.",
     ),
 )
-FIGURE_TEMPLATES = tuple(name for name, _ in FIGURES)
+HEADLINE = "headline"
+"""the first screen's figure (analysis/headline.py), its caption chosen by what the run measures"""
+FIGURE_TEMPLATES = (HEADLINE, *(name for name, _ in FIGURES))
 """the figures' names, the run's world as `{world}`"""
 
 

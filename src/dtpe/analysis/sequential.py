@@ -81,6 +81,9 @@ def endpoint_scores(episodes: pd.DataFrame, hypotheses: list[dict], train_contex
     return frame.assign(variant=frame.variant.astype(str))
 
 
+LOOK_COLUMNS = ["a", "b", "endpoint", "decision", "interim", "seeds_a", "seeds_b", "z", "boundary"]
+
+
 @dataclass(frozen=True)
 class Replay:
     decisions: pd.DataFrame
@@ -89,6 +92,9 @@ class Replay:
     and z, its statistic there"""
     interims: pd.DataFrame
     """one row per interim run: its number, the variants it trained and its seeds"""
+    looks: pd.DataFrame
+    """one row per hypothesis and look it was tested at: a, b, endpoint, interim, seeds of each
+    side, z and the |z| that look's boundary asks"""
     next_interim: int | None
     """the interim to run next (1-based), None when the run is finished"""
     finished: list[tuple[str, int]]
@@ -144,6 +150,7 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
         for _ in hypotheses
     ]
     trained: dict[int, set[str]] = {}
+    looks = []
     next_interim = None
     have = set(zip(scores.variant, scores.seed)) | dropped
     for k in range(interims):
@@ -170,6 +177,9 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
                 "seeds_b": len(b),
                 "z": z,
             }
+            looks.append(
+                {"a": h["a"], "b": h["b"], "endpoint": endpoint, **rows[i], "boundary": critical[k]}
+            )
     decisions = pd.DataFrame(
         [
             {"a": h["a"], "b": h["b"], "endpoint": names.endpoint_key(h), **row}
@@ -197,6 +207,7 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
     return Replay(
         decisions=decisions,
         interims=table,
+        looks=pd.DataFrame(looks, columns=LOOK_COLUMNS),
         next_interim=next_interim,
         finished=models(done),
         wanted=models(trained),

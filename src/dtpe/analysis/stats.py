@@ -129,6 +129,7 @@ def run(
         "success_by_grid": success,
         "steps_by_grid": steps_by_grid(grid, failure_words),
         "context": context_success(context, train_context),
+        "whole_episode": whole_episode(context, params.evaluate, sp),
         "comparisons": comparisons,
         "ranking": ranking(success, comparisons, train_context),
         "power": power(grid, success, sp),
@@ -160,6 +161,7 @@ def run(
         results["scores"] = scores
     if replayed is not None:
         results["interims"] = replayed.interims
+        results["looks"] = replayed.looks
     out_dir = Path(out_dir)
     for name, frame in results.items():
         frame.to_csv(out_dir / f"{name}.csv", index=False)
@@ -378,7 +380,7 @@ def success_by_grid(grid: pd.DataFrame, sp, cell: tuple = ("success",)) -> pd.Da
     return pd.concat([summary, pd.DataFrame(rows, index=summary.index)], axis=1)
 
 
-REACH_COLUMNS = [
+WHOLE_EPISODE_COLUMNS = [
     "grid_size",
     "variant",
     "context",
@@ -389,9 +391,22 @@ REACH_COLUMNS = [
     "ci_high_pct",
     "iqm_pct",
     "n_layouts",
-    "ended_pct_mean",
-    "success_of_ended_pct_mean",
 ]
+
+
+def whole_episode(context: pd.DataFrame, evaluate, sp) -> pd.DataFrame:
+    """success_by_grid's numbers per grid size and variant (RoPE's scalings among them) at the
+    whole-episode context, the longest of evaluate.contexts, each interval its own generator:
+    how far a run's models reach. Empty in a run without a whole-episode sweep."""
+    if not evaluate.whole_episode:
+        return pd.DataFrame(columns=WHOLE_EPISODE_COLUMNS)
+    whole = max(evaluate.contexts)
+    played = context[context.context == whole]
+    success = success_by_grid(played, sp, ("whole", whole)).assign(context=whole)
+    return success[WHOLE_EPISODE_COLUMNS]
+
+
+REACH_COLUMNS = [*WHOLE_EPISODE_COLUMNS, "ended_pct_mean", "success_of_ended_pct_mean"]
 
 
 def reach_success(

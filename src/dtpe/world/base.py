@@ -31,6 +31,11 @@ class Words:
     got the key"), or None if the world has none"""
     size: str = "{n}×{n}"
     """how a size n reads in tables, figures and the report: a grid's side for a grid world"""
+    axis: str = "grid size N"
+    """a figure's axis of sizes"""
+    chance_pct: float | None = None
+    """the success of a policy that reaches the end and picks among its endings at random (the
+    T-Maze's two arms: 50); None where no such choice ends an episode"""
 
 
 class World(ABC):

@@ -38,6 +38,8 @@ class Cues(World):
         layouts="cue corridors",
         milestone=("has passed the last cue", "has not passed the last cue"),
         size="L ≤ {n}",
+        axis="corridor length L",
+        chance_pct=50,
     )
     colours = picture.COLOURS
     legend = picture.LEGEND

@@ -28,7 +28,11 @@ class Memory(MiniGridWorld, rules=rules):
     layout_arrays = ("grid", "start")
     chunk = 500
     """the planner holds 8 N^2 states of each layout (3.5 M at 500 layouts of 33 x 33)"""
-    words = Words(layouts="Memory layouts", milestone=("has seen the cue", "has not seen the cue"))
+    words = Words(
+        layouts="Memory layouts",
+        milestone=("has seen the cue", "has not seen the cue"),
+        chance_pct=50,
+    )
     colours = picture.COLOURS
     legend = picture.LEGEND
     planner = staticmethod(cost_to_go)

@@ -32,7 +32,11 @@ class TMaze(World):
     layout_arrays = ("grid", "start", "once")
     # a size is the longest corridor of its band (options' `shortest`), not a grid's side
     words = Words(
-        layouts="T-Mazes", milestone=("has seen the cue", "has not seen the cue"), size="L ≤ {n}"
+        layouts="T-Mazes",
+        milestone=("has seen the cue", "has not seen the cue"),
+        size="L ≤ {n}",
+        axis="corridor length L",
+        chance_pct=50,
     )
     colours = picture.COLOURS
     legend = picture.LEGEND
