@@ -15,6 +15,7 @@ min_version("9.0")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/steps.smk"
 include: "workflow/rules/compare.smk"
+include: "workflow/rules/leaderboard.smk"
 
 
 rule all:

@@ -71,7 +71,7 @@ def test_every_pipeline_command_is_what_its_parser_takes():
         "output": argparse.Namespace(test="t.csv", grid="g.csv", context="c.csv"),
     }
     top = subcommands(cli.parser())
-    for step in (*pipeline.STEPS, pipeline.COMPARE):
+    for step in (*pipeline.STEPS, *pipeline.ACROSS_RUNS):
         argv = step.command.format(**values).split()[1:]
         args = cli.parser().parse_args(argv)
         for flag in step.flags:

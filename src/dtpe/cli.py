@@ -353,6 +353,14 @@ def cmd_compare(args, params):
     print(f"compare {', '.join(args.labels)}: " + ", ".join(p.name for p in paths))
 
 
+def cmd_leaderboard(args, params):
+    from dtpe.analysis import leaderboard
+
+    board = leaderboard.build(params.leaderboard.tests, Path.cwd())  # all of it, before writing
+    paths = leaderboard.write(board, Path(args.out))
+    print(f"leaderboard: {board.test.nunique()} tests, " + ", ".join(map(str, paths)))
+
+
 def _timings(folder: Path) -> dict[str, float] | None:
     """Wall seconds per step from Snakemake's benchmark files, if this run made them."""
     import pandas as pd
@@ -436,7 +444,7 @@ def parser() -> argparse.ArgumentParser:
     flags (pipeline.Flag) and its _EXTRA; then `compare` and `encodings`."""
     top = argparse.ArgumentParser(prog="dtpe", description=__doc__)
     steps = top.add_subparsers(dest="step", required=True)
-    for step in (*pipeline.STEPS, pipeline.COMPARE):
+    for step in (*pipeline.STEPS, *pipeline.ACROSS_RUNS):
         p = steps.add_parser(step.subcommand, help=step.summary)
         p.set_defaults(func=globals()[f"cmd_{step.subcommand}"])
         for flag in step.flags:

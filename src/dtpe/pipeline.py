@@ -518,10 +518,27 @@ COMPARE = Step(
 """several runs side by side: Snakemake's `compare`, no step of one run, no DVC stage"""
 
 
+LEADERBOARD = Step(
+    "leaderboard",
+    "leaderboard",
+    "the leaderboard from the runs params leaderboard.tests names (not a step of one run: "
+    "`snakemake leaderboard`)",
+    (PARAMS, Flag("--out", "results", "folder for leaderboard.csv, .md, .png")),
+    inputs=("{run}/results/stats", "{run}/results/params.json"),
+    outputs=tuple(Out(f"results/leaderboard.{ext}") for ext in ("csv", "md", "png")),
+    params_file="params.yaml",
+    benchmark=False,
+    runtime=5,
+)
+"""the runs' standings and verdicts in one table: Snakemake's `leaderboard`, no DVC stage"""
+ACROSS_RUNS = (COMPARE, LEADERBOARD)
+"""the steps that read several runs"""
+
+
 def step(name: str) -> Step:
-    return next(s for s in (*STEPS, COMPARE) if s.name == name)
+    return next(s for s in (*STEPS, *ACROSS_RUNS) if s.name == name)
 
 
 def runs_model(subcommand: str) -> bool:
     """Whether `dtpe <subcommand>` runs a model (Step.runs_model)."""
-    return any(s.runs_model for s in (*STEPS, COMPARE) if s.subcommand == subcommand)
+    return any(s.runs_model for s in (*STEPS, *ACROSS_RUNS) if s.subcommand == subcommand)

@@ -167,6 +167,14 @@ class Report:
 
 
 @dataclass(frozen=True)
+class Leaderboard:
+    tests: list
+    """the leaderboard's column groups (analysis/leaderboard.py), each {name, run, decided_by}:
+    the exploratory run whose statistics give each variant's standing there (a folder from the
+    repository's root), and the confirmatory run whose decisions are its verdicts (null: none)"""
+
+
+@dataclass(frozen=True)
 class Stats:
     reference: str
     """the variant compared against each other one"""
@@ -264,6 +272,7 @@ class Params:
     attention: Attention
     explorer: Explorer
     report: Report
+    leaderboard: Leaderboard
     stats: Stats
     verdict: Verdict
     compute: Compute

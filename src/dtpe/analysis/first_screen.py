@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from dtpe.analysis import headline, verdict_words
+from dtpe.analysis import headline, standing, verdict_words
 from dtpe.analysis.cells import grid_label, with_interval
 from dtpe.analysis.outputs import HEADLINE
 
@@ -85,43 +86,32 @@ def answer(params, stats_dir: Path, methods: dict, table: pd.DataFrame) -> str:
 
 
 def short_table(params, stats_dir: Path) -> tuple[pd.DataFrame, str]:
-    """Per variant (the reference's scalings included): success at the training size and at
-    the largest, with the whole episode in the window where the run plays it, else at the
-    training context, with their intervals, its median horizon, and how many of its models an
-    encoding switched off moves at the largest size it was switched off at; ranked by success
-    at the largest size."""
-    success = pd.read_csv(stats_dir / "whole_episode.csv")
-    if len(success):
-        context = int(success.context.iloc[0])
-    else:
-        success, context = pd.read_csv(stats_dir / "success_by_grid.csv"), params.model.context
-    reference = params.stats.reference
-    scalings = [v for v in dict.fromkeys(success.variant) if v.startswith(reference + "+")]
-    labels = [*params.study.variants, *scalings]  # N/A where a variant cannot index the context
-    train, largest = params.data.train_size, int(success.grid_size.max())
-    label = lambda n: grid_label(params.env.world, n)  # noqa: E731
-    horizon = pd.read_csv(stats_dir / "horizon.csv")
-    horizon = dict(
-        zip(*horizon[horizon.context == context][["variant", "horizon_median"]].T.values)
+    """The run's standing (analysis/standing.py) as a Markdown-ready table, and its caption."""
+    rows = standing.rows(
+        stats_dir,
+        list(params.study.variants),
+        params.stats.reference,
+        params.data.train_size,
+        params.model.context,
     )
-    use = pd.read_csv(stats_dir / "position_use.csv")
-    moved = moved_by(use)
-    rows = []
-    for variant in labels:
-        mine = success[success.variant == variant].set_index("grid_size")
-        rows.append(
-            {
-                "Variant": variant,
-                f"At {label(train)}": cell(mine, train),
-                f"At {label(largest)}": cell(mine, largest),
-                "Horizon (median)": "—"
-                if pd.isna(horizon.get(variant))
-                else label(int(horizon[variant])),
-                "Moved by k / t off": moved.get(variant, "—"),
-                "_rank": mine.success_pct_mean.get(largest, -1.0),
-            }
-        )
-    ranked = pd.DataFrame(rows).sort_values("_rank", ascending=False, kind="stable")
+    label = partial(grid_label, params.env.world)
+    train, largest = params.data.train_size, int(rows.largest_size.iloc[0])
+    table = pd.DataFrame(
+        {
+            "Variant": rows.variant,
+            f"At {label(train)}": [
+                percent(*r)
+                for r in zip(rows.trained_pct, rows.trained_low_pct, rows.trained_high_pct)
+            ],
+            f"At {label(largest)}": [
+                percent(*r)
+                for r in zip(rows.largest_pct, rows.largest_low_pct, rows.largest_high_pct)
+            ],
+            "Horizon (median)": ["—" if pd.isna(h) else label(int(h)) for h in rows.horizon],
+            "Moved by k / t off": [m or "—" for m in rows.moved],
+        }
+    )
+    context = int(rows.context.iloc[0])
     where = (
         f"with the whole episode in the window ({context} steps)"
         if context != params.model.context
@@ -132,30 +122,15 @@ def short_table(params, stats_dir: Path) -> tuple[pd.DataFrame, str]:
         f"largest size; the median horizon at that context; of each variant's models, how many "
         "its k or t encoding switched off moves (Table 14)."
     )
-    return ranked.drop(columns="_rank"), caption
+    return table, caption
 
 
 def level(params) -> str:
     return f"{100 * (1 - params.stats.alpha):g} %"
 
 
-def cell(success: pd.DataFrame, size: int) -> str:
-    if size not in success.index:
-        return "N/A"
-    row = success.loc[size]
-    return with_interval(row.success_pct_mean, row.ci_low_pct, row.ci_high_pct) + " %"
-
-
-def moved_by(use: pd.DataFrame) -> dict[str, str]:
-    """{variant: "k 3/5, t 0/5"}: of its models, how many its k (t) encoding switched off
-    moves (an exact McNemar test, position_use) at the largest size it was switched off at."""
-    if not len(use):
-        return {}
-    largest = use[use.grid_size == use.grid_size.max()]
-    return {
-        variant: ", ".join(f"{r.off} {r.models_using}/{r.seeds}" for r in rows.itertuples())
-        for variant, rows in largest.groupby("variant", sort=False)
-    }
+def percent(mean: float, low: float, high: float) -> str:
+    return "N/A" if pd.isna(mean) else with_interval(mean, low, high) + " %"
 
 
 def anchor(title: str) -> str:

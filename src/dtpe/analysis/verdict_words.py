@@ -47,3 +47,17 @@ def sentence(row, methods: dict) -> str:
 
 def _level(confidence: float) -> str:
     return f"{100 * confidence:g} %"
+
+
+def against(row, variant: str) -> str:
+    """A decisions row in a few words from `variant`'s side, for the leaderboard: "above rope
+    (tested against 0)", "within ±10 of rope", "undecided against rope", "open against rope"."""
+    other = row.b if variant == row.a else row.a
+    if row.outcome in ("a > b", "a < b"):
+        above = (row.outcome == "a > b") == (variant == row.a)
+        return f"{'above' if above else 'below'} {other} (tested against 0)"
+    if str(row.outcome).startswith("equivalent"):
+        return f"within ±{row.margin_pct:g} of {other}"
+    if row.outcome == verdicts.UNDECIDED:
+        return f"undecided against {other}"
+    return f"open against {other}"

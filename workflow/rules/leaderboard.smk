@@ -1,0 +1,32 @@
+# The leaderboard from the runs params `leaderboard.tests` names (their folders from the
+# repository's root): `snakemake --cores 1 leaderboard`. Not part of `all`, and no DVC stage: the
+# runs are made by their own commands.
+LEADERBOARD_RUNS = sorted(
+    {
+        folder
+        for test in load_params(PARAMS).leaderboard.tests
+        for folder in (test["run"], test["decided_by"])
+        if folder
+    }
+)
+
+
+rule leaderboard:
+    input:
+        runs=[
+            os.path.normpath(path.format(run=run))
+            for path in pipeline.LEADERBOARD.inputs
+            for run in LEADERBOARD_RUNS
+        ],
+        params=PARAMS_FILES,
+        code=code("leaderboard"),
+    output:
+        [out.path for out in pipeline.LEADERBOARD.outputs],
+    log:
+        pipeline.LEADERBOARD.log(),
+    threads: 1
+    resources:
+        mem_mb=pipeline.LEADERBOARD.mem_mb,
+        runtime=pipeline.LEADERBOARD.runtime,
+    shell:
+        pipeline.LEADERBOARD.command.format(params="{PARAMS}") + " > {log} 2>&1"
