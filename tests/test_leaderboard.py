@@ -15,10 +15,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_committed_leaderboard_is_what_the_runs_give():
-    board = leaderboard.build(load(ROOT / "params.yaml").leaderboard.tests, ROOT)
+    tests = load(ROOT / "params.yaml").leaderboard.tests
+    board = leaderboard.build(tests, ROOT)
     committed = leaderboard.read(ROOT / "results" / "leaderboard.csv")
     pd.testing.assert_frame_equal(committed, leaderboard.read_frame(board), check_dtype=False)
-    assert (ROOT / "results" / "leaderboard.md").read_text() == leaderboard.markdown(committed)
+    decided = leaderboard.verdicts(tests, ROOT)
+    assert (ROOT / "results" / "leaderboard.md").read_text() == leaderboard.markdown(
+        committed, decided
+    )
+    assert decided.count("\n") + 1 == sum(
+        len(pd.read_csv(ROOT / t["decided_by"] / "results/stats/decisions.csv"))
+        for t in tests
+        if t["decided_by"]
+    )
 
 
 def test_the_readme_block_is_the_generated_one():

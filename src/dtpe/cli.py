@@ -356,8 +356,9 @@ def cmd_compare(args, params):
 def cmd_leaderboard(args, params):
     from dtpe.analysis import leaderboard
 
-    board = leaderboard.build(params.leaderboard.tests, Path.cwd())  # all of it, before writing
-    paths = leaderboard.write(board, Path(args.out))
+    tests = params.leaderboard.tests
+    board = leaderboard.build(tests, Path.cwd())  # all of it, before writing
+    paths = leaderboard.write(board, leaderboard.verdicts(tests, Path.cwd()), Path(args.out))
     print(f"leaderboard: {board.test.nunique()} tests, " + ", ".join(map(str, paths)))
 
 

@@ -32,7 +32,7 @@ NEEDED = {
         "results/params.json",
         *(f"results/stats/{name}.csv" for name in standing.READS),
     ],
-    "decided_by": ["results/stats/decisions.csv"],
+    "decided_by": ["results/stats/decisions.csv", "results/stats/methods.json"],
 }
 """the files read of each test's runs"""
 
@@ -138,8 +138,24 @@ CAPTION = (
 )
 
 
-def markdown(board: pd.DataFrame) -> str:
-    parts = [CAPTION, compact(board)]
+def verdicts(tests: list[dict], root: Path) -> str:
+    """Every decision of the tests' confirmatory runs, one line each, in verdict_words'
+    sentence with the interval at the level its claim was tested at."""
+    lines = []
+    for test in tests:
+        if not test["decided_by"]:
+            continue
+        stats = Path(root) / test["decided_by"] / "results" / "stats"
+        methods = json.loads((stats / "methods.json").read_text())
+        for row in pd.read_csv(stats / "decisions.csv").itertuples():
+            said = verdict_words.sentence(row, methods)
+            where = f"`{test['decided_by']}`, on {row.endpoint}"
+            lines.append(f"- {test['name']} ({where}): {said}.")
+    return "\n".join(lines)
+
+
+def markdown(board: pd.DataFrame, decided: str) -> str:
+    parts = [CAPTION, compact(board), "The verdicts:\n\n" + decided]
     for test, rows_ in board.groupby("test", sort=False):
         label = lambda n: grid_label(rows_.world.iloc[0], int(n))  # noqa: E731
         shown = pd.DataFrame(
@@ -200,12 +216,12 @@ def figure(board: pd.DataFrame) -> Figure:
     return fig
 
 
-def write(board: pd.DataFrame, out: Path) -> list[Path]:
-    """leaderboard.csv, .md and .png in `out`."""
+def write(board: pd.DataFrame, decided: str, out: Path) -> list[Path]:
+    """leaderboard.csv, .md (`decided`: the verdicts' lines) and .png in `out`."""
     paths = [out / f"leaderboard.{ext}" for ext in ("csv", "md", "png")]
     with atomic.output(paths[0]) as tmp:
         board.to_csv(tmp, index=False)
-    atomic.write_text(paths[1], markdown(board))
+    atomic.write_text(paths[1], markdown(board, decided))
     with atomic.output(paths[2]) as tmp:
         figure(board).savefig(tmp, format="png", dpi=panels.DPI, metadata={"Software": None})
     return paths
