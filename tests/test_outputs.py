@@ -1227,3 +1227,35 @@ def test_the_attention_figure_wraps_many_variants_into_rows():
     assert fig.get_figwidth() * panels.DPI <= panels.MAX_PIXELS
     few = figures.attention(maps(many[:3]), colours, milestone.iloc[:0], "rope")
     assert len([ax for ax in few.axes if ax.get_label() != "<colorbar>"]) == 1 + 3
+
+
+def test_a_reach_headline_ends_with_the_cue_attention_of_the_leads():
+    """Beside the success curves, the last step's weight on the cue against size: the reference
+    and the variants most successful at the largest size, at most panels.MAX_LINES, uniform
+    attention dotted; none where the run did not measure it."""
+    variants = ["rope", "rope+yarn", *(f"e{i}" for i in range(9))]
+    sizes = (16, 160, 1600)
+    success = pd.DataFrame(
+        [
+            {"grid_size": n, "variant": v, "success_pct_mean": 50.0 + i}
+            | {"ci_low_pct": 40.0, "ci_high_pct": 60.0}
+            for i, v in enumerate(variants)
+            for n in sizes
+        ]
+    )
+    milestone = pd.DataFrame(
+        [
+            {"variant": v, "grid_size": n, "weight_mean": 0.1, "uniform_mean": 1 / n}
+            for v in variants
+            if "+" not in v
+            for n in sizes
+        ]
+    )
+    words = WORLD.words
+    fig = headline.curves(success, HORIZONLESS, "rope", 16, words, "", milestone)
+    last = fig.axes[-1]
+    named = [t.get_text() for t in last.get_legend().get_texts()]
+    assert named == ["rope", "e8", "e7", "e6", "e5", "e4", "e3"]
+    assert len(last.get_lines()) == panels.MAX_LINES + 1
+    bare = headline.curves(success, HORIZONLESS, "rope", 16, words, "", milestone.iloc[:0])
+    assert len(bare.axes) == len(fig.axes) - 1

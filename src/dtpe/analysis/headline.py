@@ -29,7 +29,8 @@ CAPTIONS = {
     "reach": "Success against size with the whole episode in the window (log axis where sizes "
     "span 10× or more; shaded: the trained sizes; dotted: chance), the reference and its "
     "scalings first; open markers: each variant's median horizon. Other variants' scalings: "
-    "Tables 6 and 12.",
+    "Tables 6 and 12. Last panel, where the run measures it: the last step's weight on the cue "
+    "against size, for the reference and the variants most successful at the largest size.",
     "ladder": "Success against size at the training context (shaded: the trained size; "
     "dotted: chance where the world has one), the reference in every panel; open markers: each "
     "variant's median horizon.",
@@ -69,6 +70,7 @@ def draw(params, stats_dir: Path, methods: dict) -> Figure:
         f"with the whole episode in the window ({context} steps)"
         if shown == "reach"
         else f"at the training context ({context} steps)",
+        read(stats_dir, "milestone") if shown == "reach" else None,
     )
 
 
@@ -79,14 +81,18 @@ def curves(
     train_size: int,
     words,
     where: str,
+    milestone: pd.DataFrame | None = None,
 ) -> Figure:
     """Success (mean over seeds and layouts, bars its interval) against size, in panels
-    (analysis/panels.py), each variant's median horizon an open marker."""
+    (analysis/panels.py), each variant's median horizon an open marker; with `milestone` (the
+    attention step's milestone.csv) a last panel: the weight the last step puts on the cue
+    against size, for the reference and the variants most successful at the largest size."""
     labels = list(dict.fromkeys(success.variant))
     groups = panels.groups(labels, reference)
     colours = palette.colours(labels)
     sizes = sorted(success.grid_size.unique())
-    fig, axes = panels.grid(len(groups), sharey=True)
+    measured = milestone is not None and bool(milestone.weight_mean.notna().any())
+    fig, axes = panels.grid(len(groups) + measured)
     log = sizes[-1] >= 10 * sizes[0]
     medians = dict(zip(horizon.variant, horizon.horizon_median))
     for ax, (title, members) in zip(axes[0], groups):
@@ -119,8 +125,34 @@ def curves(
         ax.minorticks_off()
         ax.set(title=title, xlabel=words.axis, ylabel="success (%)", ylim=(-3, 103))
         ax.legend(fontsize=7, loc="lower left", frameon=False)
+    if measured:
+        far = success[success.grid_size == sizes[-1]].set_index("variant").success_pct_mean
+        leads = [v for v in far.sort_values(ascending=False, kind="stable").index if v != reference]
+        shown = [
+            reference,
+            *[v for v in leads if v in set(milestone.variant)][: panels.MAX_LINES - 1],
+        ]
+        cue(axes[0][-1], milestone, shown, colours, words)
     fig.suptitle(f"Success against {words.axis}\n{where}")
     return fig
+
+
+def cue(ax, milestone: pd.DataFrame, shown: list[str], colours: dict, words) -> None:
+    """The last step's weight on the cue (the strongest head's, mean over episodes and seeds)
+    against size, uniform attention dotted."""
+    for variant in shown:
+        rows = milestone[milestone.variant == variant].dropna(subset=["weight_mean"])
+        ax.plot(rows.grid_size, rows.weight_mean, marker="o", color=colours[variant], label=variant)
+    sizes = milestone.drop_duplicates("grid_size").sort_values("grid_size")
+    ax.plot(sizes.grid_size, sizes.uniform_mean, color="black", linestyle=":", linewidth=0.8)
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel=words.axis,
+        ylabel="weight on the cue",
+        title="Last step → cue, strongest head (dotted: uniform)",
+    )
+    ax.legend(fontsize=7, loc="lower left", frameon=False)
 
 
 def decisions(table: pd.DataFrame, looks: pd.DataFrame | None, methods: dict) -> Figure:
