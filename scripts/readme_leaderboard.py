@@ -1,6 +1,6 @@
 """The README's leaderboard: the compact table of results/leaderboard.csv (what `snakemake
-leaderboard` wrote from the runs' own statistics) and the confirmatory runs' verdicts rendered
-from their decisions, between the README's markers. `python
+leaderboard` wrote from the runs' own statistics) between the README's markers (the verdicts'
+sentences are in results/leaderboard.md). `python
 scripts/readme_leaderboard.py` rewrites the block; tests/test_leaderboard.py fails while the
 committed block differs."""
 
@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from dtpe.analysis import leaderboard
-from dtpe.params import load
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -21,8 +20,7 @@ END = "<!-- /leaderboard -->"
 
 def block() -> str:
     table = leaderboard.compact(leaderboard.read(BOARD))
-    decided = leaderboard.verdicts(load(ROOT / "params.yaml").leaderboard.tests, ROOT)
-    return f"{BEGIN}\n\n{table}\n\nThe verdicts, each as its test decided it:\n\n{decided}\n\n{END}"
+    return f"{BEGIN}\n\n{leaderboard.LEGEND}\n\n{table}\n\n{END}"
 
 
 def written(text: str) -> str:

@@ -52,6 +52,8 @@ def test_the_readme_block_is_the_generated_one():
 def test_a_verdict_reads_from_either_side_as_decided(outcome, side, words):
     row = pd.Series({"a": "fire", "b": "rope", "outcome": outcome, "margin_pct": 10.0})
     assert verdict_words.against(row, side) == words
+    other = "rope" if side == "fire" else "fire"
+    assert verdict_words.mark(row, side) == verdict_words.MARKS[words.split()[0]] + other
 
 
 def test_a_missing_run_is_named_before_anything_is_read(tmp_path):

@@ -61,3 +61,14 @@ def against(row, variant: str) -> str:
     if row.outcome == verdicts.UNDECIDED:
         return f"undecided against {other}"
     return f"open against {other}"
+
+
+MARKS = {"above": ">", "below": "<", "within": "≈", "undecided": "?", "open": "…"}
+"""a verdict's mark in the README's leaderboard: above, below, within the margin of, undecided
+against, open against its partner"""
+
+
+def mark(row, variant: str) -> str:
+    """`against` as a mark and the partner: ">rope", "≈rope", "?rope"."""
+    words = against(row, variant)
+    return MARKS[words.split()[0]] + words.split(" (")[0].split()[-1]
