@@ -72,6 +72,11 @@ def with_interval(value: float, low: float, high: float, sign: str = "") -> str:
     return f"{value:{sign}.1f} [{interval}]"
 
 
+def percent(mean: float, low: float, high: float) -> str:
+    """A success % with its interval, `N/A` where the variant cannot play there."""
+    return NOT_APPLICABLE if math.isnan(mean) else with_interval(mean, low, high) + " %"
+
+
 def effect(d: float) -> str:
     if math.isnan(d):
         return UNDEFINED

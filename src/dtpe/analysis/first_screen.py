@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from dtpe.analysis import headline, standing, verdict_words
-from dtpe.analysis.cells import grid_label, with_interval
+from dtpe.analysis.cells import grid_label, percent
+from dtpe.analysis.findings import level
 from dtpe.analysis.outputs import HEADLINE
 
 LEADS = 3
@@ -27,9 +28,9 @@ def section(
     """The first screen, Markdown; `below` the titles of the sections that follow it."""
     stats_dir = Path(stats_dir)
     shown = headline.kind(params, stats_dir)
-    table, table_caption = short_table(params, stats_dir)
+    table, table_caption = short_table(params, stats_dir, methods)
     image = Path(os.path.relpath(Path(figures_dir) / f"{HEADLINE}.png", report_dir)).as_posix()
-    caption = headline.CAPTIONS[shown].format(level=f"{100 * methods['confidence']:g} %")
+    caption = headline.CAPTIONS[shown].format(level=level(methods))
     return "\n\n".join(
         [
             f"**Question.** {question(params)}",
@@ -85,7 +86,7 @@ def answer(params, stats_dir: Path, methods: dict, table: pd.DataFrame) -> str:
     )
 
 
-def short_table(params, stats_dir: Path) -> tuple[pd.DataFrame, str]:
+def short_table(params, stats_dir: Path, methods: dict) -> tuple[pd.DataFrame, str]:
     """The run's standing (analysis/standing.py) as a Markdown-ready table, and its caption."""
     rows = standing.rows(
         stats_dir,
@@ -118,19 +119,11 @@ def short_table(params, stats_dir: Path) -> tuple[pd.DataFrame, str]:
         else f"at the training context ({context} steps)"
     )
     caption = (
-        f"Success {where}, mean over seeds and layouts [{level(params)} CI], ranked by the "
+        f"Success {where}, mean over seeds and layouts [{level(methods)} CI], ranked by the "
         f"largest size; the median horizon at that context; of each variant's models, how many "
         "its k or t encoding switched off moves (Table 14)."
     )
     return table, caption
-
-
-def level(params) -> str:
-    return f"{100 * (1 - params.stats.alpha):g} %"
-
-
-def percent(mean: float, low: float, high: float) -> str:
-    return "N/A" if pd.isna(mean) else with_interval(mean, low, high) + " %"
 
 
 def anchor(title: str) -> str:

@@ -21,7 +21,6 @@ from matplotlib.figure import Figure
 from dtpe.analysis import palette, panels
 from dtpe.world import catalog as worlds
 
-KINDS = ("decisions", "reach", "ladder")
 CAPTIONS = {
     "decisions": "The declared hypotheses: each one's z at each look against that look's "
     "boundary (left; a hypothesis stops where it crosses), and its estimate with its {level} "

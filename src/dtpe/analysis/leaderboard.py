@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from dtpe import atomic
 from dtpe.analysis import panels, standing, verdict_words
-from dtpe.analysis.cells import grid_label, with_interval
+from dtpe.analysis.cells import grid_label, percent
 
 COLUMNS = [
     "test",
@@ -178,11 +178,11 @@ def markdown(board: pd.DataFrame, decided: str) -> str:
             {
                 "Variant": rows_.variant,
                 f"At {label(rows_.trained_size.iloc[0])}": [
-                    cell(*x)
+                    percent(*x)
                     for x in rows_[["trained_pct", "trained_low_pct", "trained_high_pct"]].values
                 ],
                 f"At {label(rows_.largest_size.iloc[0])}": [
-                    cell(*x)
+                    percent(*x)
                     for x in rows_[["largest_pct", "largest_low_pct", "largest_high_pct"]].values
                 ],
                 "Horizon (median)": ["—" if pd.isna(h) else label(h) for h in rows_.horizon],
@@ -198,10 +198,6 @@ def markdown(board: pd.DataFrame, decided: str) -> str:
             + shown.to_markdown(index=False, disable_numparse=True)
         )
     return "\n\n".join(parts) + "\n"
-
-
-def cell(mean, low, high) -> str:
-    return "N/A" if pd.isna(mean) else with_interval(mean, low, high) + " %"
 
 
 def figure(board: pd.DataFrame) -> Figure:
