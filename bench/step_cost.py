@@ -38,7 +38,8 @@ from dtpe import params as P  # noqa: E402
 from dtpe.model import encodings  # noqa: E402
 from dtpe.model.encodings import NotApplicable  # noqa: E402
 from dtpe.model.policy import DecisionTransformerPolicy  # noqa: E402
-from dtpe.model.transformer import TOKENS_PER_STEP, DecisionTransformer  # noqa: E402
+from dtpe.model.transformer import DecisionTransformer  # noqa: E402
+from dtpe.steps.contract import brought_to  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = ROOT / "params-memory.yaml"
@@ -52,24 +53,6 @@ def cpu_name() -> str:
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
-
-
-def brought_to(policy: DecisionTransformerPolicy, t: int, batch: int, g) -> None:
-    """`policy` as after t steps of `batch` episodes: random states, actions and keys and values
-    in its cache (the last action's token is not yet run, as after a real step)."""
-    model, cache = policy.model, policy.cache
-    policy.state_emb[:, :t] = torch.randn(batch, t, model.cfg.d_model, generator=g)
-    policy.actions[:, :t] = torch.randint(0, policy.n_actions, (batch, t), generator=g)
-    tokens = TOKENS_PER_STEP * t - 1
-    steps = torch.arange(t).repeat_interleave(TOKENS_PER_STEP)[:tokens]  # k and t of each token
-    cache.rows = torch.arange(batch)
-    cache.place(steps, steps.expand(batch, -1))
-    heads, head_dim = model.cfg.n_heads, model.cfg.d_model // model.cfg.n_heads
-    for i in range(len(model.blocks)):
-        keys, values = torch.randn(2, batch, heads, tokens, head_dim, generator=g)
-        cache.layer(i).extend(keys, values)
-    cache.tokens = tokens
-    policy.t = t
 
 
 def step_ms(model, t: int, longest: int, args) -> float:

@@ -387,6 +387,15 @@ def cmd_encodings(args, params):
     )
 
 
+def cmd_contract(args, params):
+    from dtpe.model.catalog import variant
+    from dtpe.steps import contract
+
+    variant(args.variant)  # an unregistered name is refused before any model is built
+    for passed in contract.check(params, args.variant, args.data):
+        print(f"contract: {args.variant}: {passed.check}: passed ({passed.detail})")
+
+
 def _check_variant(name: str, params) -> None:
     if name not in params.study.variants:
         raise params_mod.ParamsError(
@@ -467,6 +476,15 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     p.set_defaults(func=cmd_encodings)
+    p = steps.add_parser(
+        "contract",
+        help="check a variant's encodings against the evaluation's contract on an untrained "
+        "model: options, N/A, cache, linear cost (steps/contract.py; not a pipeline step)",
+    )
+    p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    p.add_argument("--variant", required=True, help="a registered variant, e.g. prope")
+    p.add_argument("--data", type=Path, default=Path("data"), help="data folder (its suites)")
+    p.set_defaults(func=cmd_contract)
     return top
 
 

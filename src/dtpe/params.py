@@ -119,8 +119,7 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
     seen = set()
     for i, h in enumerate(v.declared()):
         for side in "ab":
-            if h[side] not in p.study.variants:
-                raise ParamsError(f"{at}[{i}].{side}: {h[side]!r} is not in study.variants")
+            _check_side(p, h, f"{at}[{i}].{side}", h[side])
         if h["a"] == h["b"]:
             raise ParamsError(f"{at}[{i}]: compares {h['a']!r} with itself")
         for field_ in ("grids", "minus"):
@@ -151,12 +150,54 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
             "this run is not one (verdict.confirmatory false)"
         )
     if v.sequential:
+        _check_fixed(p, key)
         cap = v.sequential["interims"] * v.sequential["seeds_per_interim"]
         if len(p.study.seeds) != cap:
             raise ParamsError(
                 f"{key(('study', 'seeds'))}: {len(p.study.seeds)} seeds, but verdict.sequential "
                 f"caps the run at {v.sequential['interims']} interims x "
                 f"{v.sequential['seeds_per_interim']} = {cap}: list the cap's seeds in order"
+            )
+
+
+def _check_side(p: Params, h: dict, at: str, side: str) -> None:
+    """A hypothesis compares a variant of the study, or one played with a scaling of
+    position.scalings (`rope+yarn`), which the position step plays at the whole episode only."""
+    variant, _, scaling = side.partition("+")
+    if variant not in p.study.variants:
+        raise ParamsError(f"{at}: {side!r} is not in study.variants")
+    if not scaling:
+        return
+    if scaling not in p.position.scalings:
+        raise ParamsError(
+            f"{at}: {side!r} names the scaling {scaling!r}, not one of position.scalings "
+            f"{list(p.position.scalings)}"
+        )
+    if h.get("context") != max(p.evaluate.contexts):
+        raise ParamsError(
+            f"{at}: {side!r} is played only at the whole-episode context "
+            f"{max(p.evaluate.contexts)} (the position step): the hypothesis's context must be it"
+        )
+
+
+def _check_fixed(p: Params, key: Callable[[tuple], str]) -> None:
+    """A fixed arm is compared by some hypothesis, never with another fixed arm, and holds no
+    more seeds than study.seeds lists."""
+    held = p.verdict.sequential.get("fixed") or {}
+    at = key(("verdict", "sequential", "fixed"))
+    named = {h[side] for h in p.verdict.declared() for side in "ab"}
+    for arm, seeds in held.items():
+        if arm not in named:
+            raise ParamsError(f"{at}.{arm}: no declared hypothesis compares it")
+        if seeds > len(p.study.seeds):
+            raise ParamsError(
+                f"{at}.{arm}: {seeds} seeds, but study.seeds lists {len(p.study.seeds)}"
+            )
+    for i, h in enumerate(p.verdict.declared()):
+        if h["a"] in held and h["b"] in held:
+            raise ParamsError(
+                f"{key(('verdict', 'hypotheses'))}[{i}]: both {h['a']} and {h['b']} are fixed "
+                "arms: one side must gain seeds at each look"
             )
 
 

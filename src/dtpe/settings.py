@@ -209,9 +209,11 @@ class Verdict:
     file's beside it, and a design that cannot reject is refused"""
     sequential: dict | None
     """seeds added in interims by a group-sequential test (analysis/sequential.py): {interims,
-    seeds_per_interim, spending}, spending a Lan-DeMets function (analysis/group_sequential.py's
-    SPENDING); study.seeds lists the cap's seeds in the order they are used. None: every seed
-    trains at once and the family is Holm-adjusted"""
+    seeds_per_interim, spending, fixed}, spending a Lan-DeMets function (analysis/
+    group_sequential.py's SPENDING); study.seeds lists the cap's seeds in the order they are used;
+    `fixed` (optional) maps a baseline arm that is not retrained to how many of study.seeds (the
+    first) it holds before the first look, its scores taken from the run it was made in (a
+    submission's). None: every seed trains at once and the family is Holm-adjusted"""
     reused_layouts: str | None = None
     """why a confirmatory run draws its data or suites from an exploratory run's seeds of the
     same world (its report prints it); None: it may not, and a reuse is refused"""

@@ -14,7 +14,7 @@ applies, and the check states the boundaries instead."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from dtpe.analysis import group_sequential, sequential
 from dtpe.params import ALL_PAIRS, ParamsError
@@ -41,9 +41,12 @@ class Design:
     world: str
     """the world the run plays (params' env.world), for tables across runs"""
     boundaries: tuple = ()
-    """a sequential run's |z| boundary at each look (analysis/sequential.py's bounds)"""
+    """a sequential run's |z| boundary at each look (analysis/sequential.py's bounds); one tuple
+    per hypothesis where they differ (a fixed arm's hypotheses have their own)"""
     spending: str = ""
     """a sequential run's spending function"""
+    fixed: dict = field(default_factory=dict)
+    """a sequential run's fixed arms (verdict.sequential.fixed): variant -> its seeds"""
 
     def sentence(self) -> str:
         if not self.tests:
@@ -52,16 +55,22 @@ class Design:
                 "nothing; its tables and figures describe that variant alone."
             )
         if self.sequential:
-            looks = len(self.boundaries)
+            per = self.boundaries if isinstance(self.boundaries[0], tuple) else [self.boundaries]
+            looks = len(per[0])
+
+            def reach(k: int) -> str:
+                low, high = min(b[k] for b in per), max(b[k] for b in per)
+                return f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f} by hypothesis"
+
             return (
                 f"The design is group-sequential: each of the {self.tests} declared hypotheses "
                 f"is tested at {looks} looks, {self.seeds // looks} more seeds per variant at "
                 f"each (up to {self.seeds}), spending {self.threshold * self.tests:g} / "
                 f"{self.tests} = {self.threshold:.2g} by "
                 f"{group_sequential.SPENDING_NAMES[self.spending]}'s function: |z| must reach "
-                f"{self.boundaries[0]:.2f} at the first look and {self.boundaries[-1]:.2f} at the "
-                "last. Its statistic is Welch's, not a permutation test, so no floor on p keeps "
-                "it from rejecting."
+                f"{reach(0)} at the first look and {reach(-1)} at the last. Its statistic is "
+                "Welch's, not a permutation test, so no floor on p keeps it from rejecting."
+                + self.fixed_words()
             )
         if self.can_reject:
             return (
@@ -76,8 +85,21 @@ class Design:
             f"significant whatever its size; {self.seeds_needed} seeds per variant could."
         )
 
+    def fixed_words(self) -> str:
+        if not self.fixed:
+            return ""
+        held = ", ".join(f"{v} ({n} seeds)" for v, n in self.fixed.items())
+        return (
+            f" Fixed arms, in from the first look and never retrained: {held}; a hypothesis "
+            "against one is looked at by its information, which grows slower than the seeds "
+            "(group_sequential.against_fixed)."
+        )
+
     def as_dict(self) -> dict:
-        return {**asdict(self), "sentence": self.sentence()}
+        found = asdict(self)
+        if not self.fixed:  # the runs before fixed arms keep their design.json
+            del found["fixed"]
+        return {**found, "sentence": self.sentence()}
 
 
 def p_floor(n: int) -> float:
@@ -99,7 +121,12 @@ def check(params) -> Design:
     threshold = params.verdict.claim_alpha(alpha) / max(tests, 1)
     needed = next(n for n in range(2, 10_000) if p_floor(n) <= threshold)
     seq = params.verdict.sequential
-    bounds = tuple(float(c) for c in sequential.bounds(params)) if seq and tests else ()
+    bounds = ()
+    if seq and tests:
+        per = {
+            tuple(float(c) for c in sequential.bounds(params, h)) for h in params.verdict.declared()
+        }
+        bounds = next(iter(per)) if len(per) == 1 else tuple(sorted(per))
     return Design(
         family="declared" if params.verdict.declared() else ALL_PAIRS,
         tests=tests,
@@ -113,6 +140,7 @@ def check(params) -> Design:
         world=params.env.world,
         boundaries=bounds,
         spending=seq["spending"] if seq else "",
+        fixed=sequential.fixed(params),
     )
 
 

@@ -9,8 +9,12 @@ Brownian motion in the information I, drift theta per unit information), integra
 grid, with no random draw, so the same scores give the same decisions on every machine and for
 every seed.
 
-Scale: information fractions t_k = k / K, so I_K = 1 and theta is the z the cap would show in
-expectation (the effect in units of the cap's standard error)."""
+Scale: information fractions t_k = I_k / I_K, so I_K = 1 and theta is the z the cap would show
+in expectation (the effect in units of the cap's standard error). Both arms growing alike give
+t_k = k / K (`equally_spaced`); against a fixed arm, all of whose seeds are in before the first
+look, t_k grows slower (`against_fixed`). The shared fixed arm leaves the increments
+independent: with both arms' scores of variance s^2, Cov(S_j, S_k) = I_j I_k (s^2 / n_k +
+s^2 / m) = I_j for j <= k, the canonical form."""
 
 from __future__ import annotations
 
@@ -35,6 +39,19 @@ SPENDING_NAMES = {"obrien_fleming": "O'Brien-Fleming", "pocock": "Pocock"}
 """spending function name -> how the text names it"""
 
 
+def equally_spaced(looks: int) -> tuple[float, ...]:
+    """Information fractions of `looks` looks at which both arms gain the same seeds."""
+    return tuple(k / looks for k in range(1, looks + 1))
+
+
+def against_fixed(looks: int, per_look: int, fixed: int) -> tuple[float, ...]:
+    """Information fractions of `looks` looks at which one arm gains `per_look` seeds while the
+    other holds its `fixed` seeds from the start (a baseline not retrained): I_k = 1 / (1 / n_k
+    + 1 / m) in units of the scores' variance, assumed alike in both arms."""
+    info = [1 / (1 / (per_look * k) + 1 / fixed) for k in range(1, looks + 1)]
+    return tuple(i / info[-1] for i in info)
+
+
 def _simpson(low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
     """Points and Simpson weights over [low, high]."""
     z = np.linspace(low, high, GRID_POINTS)
@@ -47,8 +64,8 @@ class _Walk:
     """The sub-density of Z_k on the continuation region of the looks before it, stage by stage,
     under drift `theta`."""
 
-    def __init__(self, interims: int, theta: float):
-        self.t = np.arange(1, interims + 1) / interims
+    def __init__(self, fractions: tuple[float, ...], theta: float):
+        self.t = np.asarray(fractions, float)
         self.theta = theta
         self.z = self.w = self.f = None  # the density of the last stage continued through
 
@@ -85,13 +102,13 @@ class _Walk:
 
 
 @cache
-def boundaries(interims: int, alpha: float, spending: str) -> tuple[float, ...]:
-    """The two-sided critical |z| at each of `interims` equally spaced looks: look k rejects
-    where |Z_k| >= c_k, spending alpha(t_k) - alpha(t_{k-1}) of the family's `alpha` under the
-    null. A look whose share is nothing (below 1e-12) gets an infinite bound."""
+def boundaries(fractions: tuple[float, ...], alpha: float, spending: str) -> tuple[float, ...]:
+    """The two-sided critical |z| at each look, at information `fractions` (the last 1): look k
+    rejects where |Z_k| >= c_k, spending alpha(t_k) - alpha(t_{k-1}) of the family's `alpha`
+    under the null. A look whose share is nothing (below 1e-12) gets an infinite bound."""
     spend = SPENDING[spending]
-    spent = spend(np.arange(1, interims + 1) / interims, alpha)
-    walk, bounds = _Walk(interims, 0.0), []
+    spent = spend(np.asarray(fractions, float), alpha)
+    walk, bounds = _Walk(fractions, 0.0), []
     for k, share in enumerate(np.diff(np.concatenate([[0.0], spent]))):
         if share < 1e-12:
             bounds.append(np.inf)
@@ -102,10 +119,10 @@ def boundaries(interims: int, alpha: float, spending: str) -> tuple[float, ...]:
     return tuple(float(b) for b in bounds)
 
 
-def crossings(bounds, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """(upper, lower) per look: the chance of stopping there across +c_k or -c_k under drift
-    `theta`, having continued through the looks before."""
-    walk, upper, lower = _Walk(len(bounds), theta), [], []
+def crossings(bounds, fractions, theta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) per look at information `fractions`: the chance of stopping there across
+    +c_k or -c_k under drift `theta`, having continued through the looks before."""
+    walk, upper, lower = _Walk(fractions, theta), [], []
     for k, c in enumerate(bounds):
         upper.append(float(walk.exceed(k, c)))
         lower.append(float(walk.below(k, -c)))
@@ -113,18 +130,20 @@ def crossings(bounds, theta: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array(upper), np.array(lower)
 
 
-def stagewise_tail(bounds, look: int, z: float, theta: float) -> float:
+def stagewise_tail(bounds, fractions, look: int, z: float, theta: float) -> float:
     """P_theta(an outcome at least as large as (look, z) in the stagewise ordering): stopping
     upwards at an earlier look, or reaching `look` (0-based) with Z >= z. Increasing in theta;
     at theta 0 it is the one-sided p of the sequential test (Jennison and Turnbull 8.4)."""
-    walk, earlier = _Walk(len(bounds), theta), 0.0
+    walk, earlier = _Walk(fractions, theta), 0.0
     for k in range(look):
         earlier += float(walk.exceed(k, bounds[k]))
         walk.carry(k, min(bounds[k], 40.0))
     return earlier + float(walk.exceed(look, z))
 
 
-def adjusted(bounds, look: int, z: float, confidence: float) -> tuple[float, float, float]:
+def adjusted(
+    bounds, fractions, look: int, z: float, confidence: float
+) -> tuple[float, float, float]:
     """(median-unbiased theta, interval low, interval high) after stopping at `look` (0-based)
     with statistic z, by the stagewise ordering: theta whose tail chance is 1/2, and the thetas
     where it is (1 -+ confidence) / 2."""
@@ -132,7 +151,7 @@ def adjusted(bounds, look: int, z: float, confidence: float) -> tuple[float, flo
         return np.nan, np.nan, np.nan
 
     def solve(level: float) -> float:
-        gap = lambda theta: stagewise_tail(bounds, look, z, theta) - level  # noqa: E731
+        gap = lambda theta: stagewise_tail(bounds, fractions, look, z, theta) - level  # noqa: E731
         return optimize.brentq(gap, z - 20, z + 20, xtol=1e-9)
 
     tail = (1 - confidence) / 2

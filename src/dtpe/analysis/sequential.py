@@ -7,7 +7,10 @@ undecided hypothesis. Nothing is kept between interims but the per-model evaluat
 call replays every finished interim, and the interim that is not finished yet is the one to run
 (`wanted`).
 
-Each hypothesis is one two-sided test at K = verdict.sequential.interims equally spaced looks:
+Each hypothesis is one two-sided test at K = verdict.sequential.interims looks, equally spaced
+in information, or against a fixed arm (verdict.sequential.fixed: a baseline not retrained,
+all of its seeds in from the first look) at the fractions that arm gives (group_sequential.
+against_fixed):
 Welch's statistic on the seeds so far against the boundaries that the declared spending function
 gives (Lan-DeMets, verdict.sequential.spending) at alpha / m, m the declared hypotheses
 (Bonferroni), so the family-wise error stays at alpha across looks and hypotheses (alpha: what
@@ -121,12 +124,35 @@ class Replay:
         return "\n".join([head, *lines])
 
 
-def bounds(params) -> tuple[float, ...]:
-    """The |z| each look of a sequential run must reach: its spending function at alpha / m,
-    alpha what its rejections spend (verdict.claim_alpha)."""
+def fixed(params) -> dict[str, int]:
+    """The sequential run's fixed arms: variant -> how many of study.seeds it holds throughout."""
+    return dict((params.verdict.sequential or {}).get("fixed") or {})
+
+
+def fractions(params, h: dict) -> tuple[float, ...]:
+    """Hypothesis h's information fraction at each look: equally spaced, or against its fixed
+    arm's seeds where one side is fixed."""
+    seq, held = params.verdict.sequential, fixed(params)
+    arm = next((h[side] for side in "ab" if h[side] in held), None)
+    if arm is None:
+        return group_sequential.equally_spaced(seq["interims"])
+    return group_sequential.against_fixed(seq["interims"], seq["seeds_per_interim"], held[arm])
+
+
+def bounds(params, h: dict) -> tuple[float, ...]:
+    """The |z| each look of hypothesis h must reach: the run's spending function at alpha / m
+    over h's information fractions, alpha what its rejections spend (verdict.claim_alpha)."""
     seq = params.verdict.sequential
     alpha = params.verdict.claim_alpha(params.stats.alpha) / len(params.verdict.declared())
-    return group_sequential.boundaries(seq["interims"], alpha, seq["spending"])
+    return group_sequential.boundaries(fractions(params, h), alpha, seq["spending"])
+
+
+def side_seeds(params, variant: str, look: int) -> list:
+    """The seeds of `variant` at `look` (0-based): a fixed arm's all along, else those of the
+    interims so far."""
+    seeds, n = list(params.study.seeds), params.verdict.sequential["seeds_per_interim"]
+    held = fixed(params)
+    return seeds[: held[variant]] if variant in held else seeds[: (look + 1) * n]
 
 
 def per_seed(scores: pd.DataFrame, variant: str, endpoint: str, seeds: list) -> np.ndarray:
@@ -138,13 +164,15 @@ def per_seed(scores: pd.DataFrame, variant: str, endpoint: str, seeds: list) -> 
 
 def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Replay:
     """Replays the group-sequential test over the finished interims. `scores` holds the per-seed
-    endpoint scores (endpoint_scores) of the models trained so far; `dropped` names (variant,
-    seed) models counted as finished whose scores are left out (the fragility's drops)."""
+    endpoint scores (endpoint_scores) of the models trained so far, a fixed arm's all of them;
+    `dropped` names (variant, seed) models counted as finished whose scores are left out (the
+    fragility's drops)."""
     seq = params.verdict.sequential
     n, interims = seq["seeds_per_interim"], seq["interims"]
     seeds = list(params.study.seeds)
     hypotheses = params.verdict.declared()
-    critical = bounds(params)
+    critical = [bounds(params, h) for h in hypotheses]
+    held = fixed(params)
     rows = [
         {"decision": CONTINUE, "interim": 0, "seeds_a": 0, "seeds_b": 0, "z": np.nan}
         for _ in hypotheses
@@ -153,12 +181,18 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
     looks = []
     next_interim = None
     have = set(zip(scores.variant, scores.seed)) | dropped
+    absent = [f"{v}_s{s}" for v in held for s in seeds[: held[v]] if (v, s) not in have]
+    if absent:
+        raise ValueError(
+            f"verdict.sequential.fixed: the fixed arms' models {', '.join(absent)} have no "
+            "scores: a fixed arm is all in before the first look"
+        )
     for k in range(interims):
         open_ = [i for i, r in enumerate(rows) if r["decision"] == CONTINUE]
         if not open_:
             break
-        live = {hypotheses[i][side] for i in open_ for side in "ab"}
-        block, so_far = seeds[k * n : (k + 1) * n], seeds[: (k + 1) * n]
+        live = {hypotheses[i][side] for i in open_ for side in "ab"} - set(held)
+        block = seeds[k * n : (k + 1) * n]
         trained[k + 1] = live
         if not all((v, s) in have for v in live for s in block):
             next_interim = k + 1
@@ -166,9 +200,11 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
         for i in open_:
             h = hypotheses[i]
             endpoint = names.endpoint_key(h)
-            a, b = (per_seed(scores, h[side], endpoint, so_far) for side in "ab")
+            a, b = (
+                per_seed(scores, h[side], endpoint, side_seeds(params, h[side], k)) for side in "ab"
+            )
             z, _ = group_sequential.welch_z(a, b)
-            crossed = abs(z) >= critical[k]
+            crossed = abs(z) >= critical[i][k]
             last = k == interims - 1
             rows[i] = {
                 "decision": REJECTED[int(z < 0)] if crossed else NOT_REJECTED if last else CONTINUE,
@@ -178,7 +214,13 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
                 "z": z,
             }
             looks.append(
-                {"a": h["a"], "b": h["b"], "endpoint": endpoint, **rows[i], "boundary": critical[k]}
+                {
+                    "a": h["a"],
+                    "b": h["b"],
+                    "endpoint": endpoint,
+                    **rows[i],
+                    "boundary": critical[i][k],
+                }
             )
     decisions = pd.DataFrame(
         [
@@ -236,23 +278,34 @@ def plan(params, eval_folder) -> Replay:
     return replay(params, endpoint_scores(rows, hypotheses, params.model.context))
 
 
+def arms(params) -> list[str]:
+    """What a design's hypotheses compare, in order: study.variants, then the scaled variants
+    they name (`rope+yarn`)."""
+    variants = list(params.study.variants)
+    named = [h[side] for h in params.verdict.declared() for side in "ab"]
+    return variants + sorted(set(named) - set(variants))
+
+
 def simulate(params, draws: np.ndarray) -> np.ndarray:
     """The design's decisions (runs, hypotheses) on simulated per-seed scores `draws` (runs,
-    study.variants, study.seeds in order): +1 a > b, -1 a < b, 0 not rejected by the cap. Each
-    hypothesis is decided at the first look whose |z| reaches its boundary, as replay decides
-    it, so their error rates are the design's."""
-    n, interims = (params.verdict.sequential[k] for k in ("seeds_per_interim", "interims"))
-    variants = list(params.study.variants)
-    critical = np.array(bounds(params))
+    arms(params), study.seeds in order; a fixed arm's first seeds count): +1 a > b, -1 a < b, 0
+    not rejected by the cap. Each hypothesis is decided at the first look whose |z| reaches its
+    boundary, as replay decides it, so their error rates are the design's."""
+    interims = params.verdict.sequential["interims"]
+    variants = arms(params)
     hypotheses = params.verdict.declared()
     out = np.zeros((len(draws), len(hypotheses)), int)
     for i, h in enumerate(hypotheses):
         a, b = (draws[:, variants.index(h[side])] for side in "ab")  # (runs, seeds)
         looks = [
-            group_sequential.welch_z(a[:, :k], b[:, :k])[0] for k in range(n, n * interims + 1, n)
+            group_sequential.welch_z(
+                a[:, : len(side_seeds(params, h["a"], k))],
+                b[:, : len(side_seeds(params, h["b"], k))],
+            )[0]
+            for k in range(interims)
         ]
         z = np.stack(looks, axis=1)  # (runs, looks)
-        crossed = np.abs(z) >= critical
+        crossed = np.abs(z) >= np.array(bounds(params, h))
         first, hit = crossed.argmax(1), crossed.any(1)
         out[hit, i] = np.sign(z[hit, first[hit]]).astype(int)
     return out

@@ -190,14 +190,16 @@ def stopped(h: dict, d, a: np.ndarray, b: np.ndarray, params) -> dict:
     """A sequential hypothesis's estimate, interval and p that account for where it stopped:
     the stagewise ordering over the design's looks, in points through the z of the look it
     stopped at."""
-    bounds = sequential.bounds(params)
+    bounds, fractions = sequential.bounds(params, h), sequential.fractions(params, h)
     look, z = d.interim - 1, d.z
     effect = a.mean() - b.mean()
     _, se = group_sequential.welch_z(a, b)
     # theta is z at the cap in expectation; at this look, z per point is z / effect
-    per_theta = np.sqrt(d.interim / len(bounds)) * (effect / z if z and np.isfinite(z) else se)
-    theta, low, high = group_sequential.adjusted(bounds, look, z, 1 - params.stats.alpha)
-    tail = group_sequential.stagewise_tail(bounds, look, z, 0.0) if np.isfinite(z) else 0.0
+    per_theta = np.sqrt(fractions[look]) * (effect / z if z and np.isfinite(z) else se)
+    theta, low, high = group_sequential.adjusted(bounds, fractions, look, z, 1 - params.stats.alpha)
+    tail = (
+        group_sequential.stagewise_tail(bounds, fractions, look, z, 0.0) if np.isfinite(z) else 0.0
+    )
     return {
         "estimate": STAGEWISE,
         "effect_pct": theta * per_theta,
@@ -248,15 +250,20 @@ EQUIVALENT = 2
 
 def simulate(params, draws: np.ndarray) -> np.ndarray:
     """A sequential design's outcomes (runs, hypotheses) on simulated per-seed scores `draws`
-    (runs, study.variants, study.seeds in order), as `outcomes` decides them: +1 a > b, -1 a < b
-    (sequential.simulate), EQUIVALENT where not rejected at the cap, a margin declared and the
-    Holm-adjusted TOST on the cap's seeds passes, 0 undecided."""
+    (runs, sequential.arms, study.seeds in order), as `outcomes` decides them: +1 a > b, -1
+    a < b (sequential.simulate), EQUIVALENT where not rejected at the cap, a margin declared and
+    the Holm-adjusted TOST on the cap's seeds passes, 0 undecided."""
     found = sequential.simulate(params, draws)
-    variants = list(params.study.variants)
+    variants, last = sequential.arms(params), params.verdict.sequential["interims"] - 1
     p = np.full(found.shape, np.nan)
     for i, h in enumerate(params.verdict.declared()):
         if h["margin"] is not None:
-            a, b = (draws[:, variants.index(h[side])] for side in "ab")
+            a, b = (
+                draws[
+                    :, variants.index(h[side]), : len(sequential.side_seeds(params, h[side], last))
+                ]
+                for side in "ab"
+            )
             p[:, i] = np.where(found[:, i] == 0, tost_p(a, b, h["margin"]), np.nan)
     alpha = params.verdict.claim_alpha(params.stats.alpha)
     return np.where(holm(p) < alpha, EQUIVALENT, found)
@@ -328,7 +335,9 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
         for h, r in zip(hypotheses, rows)
     ]
     fragile = fragility(params, scores, found, used)
-    critical = sequential.bounds(params) if params.verdict.sequential else None
+    critical = (
+        [sequential.bounds(params, h) for h in hypotheses] if params.verdict.sequential else None
+    )
     for i, (row, outcome) in enumerate(zip(rows, found)):
         same = [other[i] == outcome for other in others]
         row["outcome"], row["stable"] = outcome, float(np.mean(same)) if same else 1.0
@@ -336,7 +345,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
         row["z_margin"] = np.nan
         if critical is not None and row["interim"] >= 1:
             d = replayed.decisions.iloc[i]
-            row["z_margin"] = float(abs(d.z) - critical[int(d.interim) - 1])
+            row["z_margin"] = float(abs(d.z) - critical[i][int(d.interim) - 1])
         if preregistered is not None:
             row.update(preregistered.columns())
     return pd.DataFrame(rows, columns=COLUMNS)
