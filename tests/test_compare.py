@@ -289,3 +289,32 @@ def test_shared_with_is_a_confirmatory_runs_knob(tiny_raw_params):
     tiny_raw_params["verdict"]["shared_with"] = ["../other"]
     with pytest.raises(params.ParamsError, match="verdict.shared_with: .* not one"):
         params.check(tiny_raw_params)
+
+
+def test_a_whole_episode_sweep_adds_each_variants_success_rope_scalings_included(runs, tmp_path):
+    """A run that plays the whole episode lists each variant there, RoPE's scalings as their
+    own rows (`rope+yarn`), copied from its whole_episode.csv; a run without one adds none."""
+    run = tmp_path / "whole"
+    shutil.copytree(runs["three"], run)
+    whole = pd.DataFrame(
+        {
+            "grid_size": [10, 10, 10],
+            "variant": ["rope", "rope+yarn", "nope"],
+            "context": 50,
+            "success_pct_mean": [40.0, 95.0, 90.0],
+            "ci_low_pct": [30.0, 90.0, 80.0],
+            "ci_high_pct": [50.0, 100.0, 97.5],
+        }
+    )
+    whole.to_csv(run / "results" / "stats" / "whole_episode.csv", index=False)
+    out = tmp_path / "out"
+    args = ["--runs", str(run), str(runs["two"]), "--labels", "whole", "two", "--out", str(out)]
+    assert cli.main(["compare", *args]) == 0
+    table = pd.read_csv(out / "compare.csv")
+    rows = table[table.kind == compare.WHOLE_EPISODE]
+    assert set(rows.run) == {"whole"}
+    assert rows.variant.tolist() == whole.variant.tolist()
+    assert rows.estimate_pct.tolist() == whole.success_pct_mean.tolist()
+    text = (out / "compare.md").read_text()
+    assert "| maze    | 10×10  | whole episode | rope+yarn" in text
+    assert "95.0 [90.0, 100.0]" in text

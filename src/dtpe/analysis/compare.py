@@ -65,8 +65,13 @@ COLUMNS = [
 ]
 """compare.csv: the run's world (its design.json's); kind `success` (variant: one variant;
 estimate: its mean success) or `difference` (variant: a pair, "a − b"; estimate: the difference
-of their mean success, in points); the interval at the run's own confidence; p_holm for a
-difference only"""
+of their mean success, in points), both at the training context, or `whole episode` (a variant,
+RoPE's scalings as their own, `rope+yarn`: its mean success at the run's whole-episode context,
+in a run that plays one); the interval at the run's own confidence; p_holm for a difference
+only"""
+WHOLE_EPISODE = "whole episode"
+KINDS = ("success", "difference", WHOLE_EPISODE)
+"""the kinds in the order each grid size lists them"""
 MARKERS = "osD^vPX*"
 NOT_RUN = "not run"
 """a Markdown cell of a variant or pair that run does not have"""
@@ -216,6 +221,29 @@ def numbers(stats: Path, label: str, world: str) -> pd.DataFrame:
         ],
         ignore_index=True,
     )
+    whole = (
+        pd.read_csv(stats / "whole_episode.csv")
+        if (stats / "whole_episode.csv").is_file()
+        else None
+    )
+    if whole is not None and len(whole):
+        frame = pd.concat(
+            [
+                frame,
+                pd.DataFrame(
+                    {
+                        "grid_size": whole.grid_size,
+                        "kind": WHOLE_EPISODE,
+                        "variant": whole.variant,
+                        "estimate_pct": whole.success_pct_mean,
+                        "ci_low_pct": whole.ci_low_pct,
+                        "ci_high_pct": whole.ci_high_pct,
+                        "p_holm": np.nan,
+                    }
+                ),
+            ],
+            ignore_index=True,
+        )
     frame.insert(0, "run", label)
     frame.insert(1, "world", world)
     return frame.sort_values("grid_size", kind="stable")[COLUMNS]
@@ -253,7 +281,7 @@ def levels(confidence: dict[str, float]) -> str:
 
 
 def cell(row) -> str:
-    if row.kind == "success":
+    if row.kind != "difference":
         return with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct)
     shown = with_interval(row.estimate_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
     return f"{shown}, Holm p {p_value(row.p_holm)}"
@@ -266,7 +294,7 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
     # rows by world in the runs' order, then the runs' own order (grid size, then success
     # before differences); runs as given
     worlds = {w: i for i, w in enumerate(dict.fromkeys(table.world))}
-    order = cells.assign(kind_rank=cells.kind.eq("difference"), world_rank=cells.world.map(worlds))
+    order = cells.assign(kind_rank=cells.kind.map(KINDS.index), world_rank=cells.world.map(worlds))
     order = order.sort_values(["world_rank", "grid_size", "kind_rank"], kind="stable")
     order = order.drop_duplicates(keys)
     wide = wide.reindex(pd.MultiIndex.from_frame(order[keys]))[list(dict.fromkeys(table.run))]
@@ -274,6 +302,8 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
     sizes = shown.pop("grid_size")
     shown.insert(0, "Grid", [grid_label(w, n) for w, n in zip(shown.world, sizes)])
     shown.insert(0, "World", shown.pop("world"))
+    whole = shown.kind == WHOLE_EPISODE
+    shown.insert(2, "Context", np.where(whole, "whole episode", "training"))
     shown = shown.drop(columns="kind").rename(columns={"variant": "Variant or a − b"})
     caption = (
         "Each run's own statistics (its results/stats/), side by side. A variant: mean success "
@@ -282,6 +312,14 @@ def markdown(table: pd.DataFrame, confidence: dict[str, float]) -> str:
         f"two-level bootstrap. {UNDEFINED}: undefined (one seed); {NOT_RUN}: a variant "
         "or pair that run does not have."
     )
+    if whole.any():
+        caption += (
+            " Context `whole episode`: a variant's success with the whole episode in the window "
+            "(the run's longest context), RoPE played with each of its inference-time scalings "
+            "as a variant of its own (`rope+yarn`)."
+        )
+    else:
+        shown = shown.drop(columns="Context")
     return f"{caption}\n\n{shown.to_markdown(index=False, disable_numparse=True)}\n"
 
 
