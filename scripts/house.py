@@ -19,12 +19,19 @@ DOC = ROOT / "docs/design.md"
 BEGIN = "<!-- house: written by scripts/house.py, do not edit -->"
 END = "<!-- /house -->"
 LAYERS = {
-    "world, utilities": ("world/", "names.py", "numerics.py", "atomic.py", "__init__.py"),
+    "world, utilities": (
+        "world/",
+        "names.py",
+        "numerics.py",
+        "atomic.py",
+        "submitted.py",
+        "__init__.py",
+    ),
     "model": ("model/",),
     "params": ("params.py", "settings.py", "overlays.py", "preregistration.py", "cluster.py"),
     "steps": ("steps/",),
     "analysis, explorer": ("analysis/", "explorer/"),
-    "workflow": ("pipeline.py", "step_code.py", "dvc_yaml.py"),
+    "workflow": ("pipeline.py", "step_code.py", "dvc_yaml.py", "submission.py"),
     "cli": ("cli.py", "__main__.py"),
 }
 """bottom to top: a layer imports only those below it (tests/test_layers.py)"""

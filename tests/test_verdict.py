@@ -662,7 +662,7 @@ def fixed_raw() -> dict:
     raw = confirm_raw(
         [{"a": v, "b": "rope", "grids": [10, 12]} for v in ["learned", "sinusoidal", "nope"]]
     )
-    raw["verdict"]["sequential"]["fixed"] = {"rope": 20}
+    raw["verdict"]["fixed"] = [{"arm": "rope", "seeds": 20}]
     return raw
 
 
@@ -732,13 +732,16 @@ def test_the_fixed_arm_design_holds_its_error_rate_and_spends_it():
 @pytest.mark.parametrize(
     "change, message",
     [
-        ({"fixed": {"learnedlong": 20}}, "no declared hypothesis compares it"),
-        ({"fixed": {"rope": 21}}, "21 seeds, but study.seeds lists 20"),
-        ({"fixed": {"rope": 20, "learned": 20}}, "both learned and rope are fixed arms"),
+        ({"fixed": [{"arm": "learnedlong", "seeds": 20}]}, "no declared hypothesis compares it"),
+        ({"fixed": [{"arm": "rope", "seeds": 21}]}, "21 seeds, but study.seeds lists 20"),
+        (
+            {"fixed": [{"arm": "rope", "seeds": 20}, {"arm": "learned", "seeds": 20}]},
+            "both learned and rope are fixed arms",
+        ),
     ],
 )
 def test_a_wrong_fixed_arm_is_refused(change, message):
     raw = fixed_raw()
-    raw["verdict"]["sequential"].update(change)
+    raw["verdict"].update(change)
     with pytest.raises(params.ParamsError, match=message):
         params.check(raw)

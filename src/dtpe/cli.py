@@ -13,14 +13,19 @@ from dtpe import names, numerics, pipeline
 from dtpe import params as params_mod
 
 
-def run_models(params, results: Path) -> list[tuple[str, int]]:
+def run_models(params, results: Path, fixed: bool = True) -> list[tuple[str, int]]:
     """(variant, seed) of the run's models: every variant at every seed, or in a sequential run
-    the models of its finished interims, replayed from the evaluations in `results`."""
-    if params.verdict.sequential:
-        from dtpe.analysis import sequential
+    the models of its finished interims, replayed from the evaluations in `results`, and with
+    `fixed` its fixed arms' (a submission's baseline, imported, not trained here)."""
+    if not params.verdict.sequential:
+        return [(v, s) for v in params.study.variants for s in params.study.seeds]
+    from dtpe.analysis import sequential
 
-        return sequential.plan(params, results / "eval").finished
-    return [(v, s) for v in params.study.variants for s in params.study.seeds]
+    replayed = sequential.plan(params, results / "eval")
+    held = set(replayed.fixed) if fixed else set()
+    order = {v: i for i, v in enumerate(params.study.variants)}
+    models = set(replayed.finished) | held
+    return sorted(models, key=lambda m: (order[m[0]], params.study.seeds.index(m[1])))
 
 
 def per_model(models, results: Path, folder: str, suffix: str) -> list[Path]:
@@ -206,13 +211,14 @@ def cmd_stats(args, params):
     from dtpe.analysis import shared_layouts, stats
 
     results = Path(args.results)
-    models = run_models(params, results)
-    records = per_model(models, results, "train", f"/{preregistration.RECORD}")
-    # before any statistic: decisions only on models trained under the overlay as declared
+    models, trained = run_models(params, results), run_models(params, results, fixed=False)
+    records = per_model(trained, results, "train", f"/{preregistration.RECORD}")
+    # before any statistic: decisions only on models trained under the overlay as declared (a
+    # fixed arm's models record their own run's overlay, checked by that run's stats)
     preregistered = preregistration.verify(
         Path(args.params),
         params,
-        {names.model_name(*m): path for m, path in zip(models, records)},
+        {names.model_name(*m): path for m, path in zip(trained, records)},
         results,
     )
     shared = shared_layouts.against(results.parent, params.verdict.shared_with)
@@ -356,9 +362,11 @@ def cmd_compare(args, params):
 def cmd_leaderboard(args, params):
     from dtpe.analysis import leaderboard
 
-    tests = params.leaderboard.tests
-    board = leaderboard.build(tests, Path.cwd())  # all of it, before writing
-    paths = leaderboard.write(board, leaderboard.verdicts(tests, Path.cwd()), Path(args.out))
+    tests, folder = params.leaderboard.tests, params.leaderboard.submissions
+    board = leaderboard.build(tests, Path.cwd(), folder)  # all of it, before writing
+    paths = leaderboard.write(
+        board, leaderboard.verdicts(tests, Path.cwd(), folder), Path(args.out)
+    )
     print(f"leaderboard: {board.test.nunique()} tests, " + ", ".join(map(str, paths)))
 
 
@@ -394,6 +402,21 @@ def cmd_contract(args, params):
     variant(args.variant)  # an unregistered name is refused before any model is built
     for passed in contract.check(params, args.variant, args.data):
         print(f"contract: {args.variant}: {passed.check}: passed ({passed.detail})")
+
+
+def cmd_submit(args, params):
+    from dtpe import submission
+
+    said = submission.submit(
+        params,
+        args.variant,
+        args.test,
+        Path.cwd(),
+        args.cores,
+        args.on_mismatch == "retrain",
+        lambda line: print(f"submit: {line}", flush=True),
+    )
+    print(f"submit: {said}")
 
 
 def _check_variant(name: str, params) -> None:
@@ -451,7 +474,8 @@ _EXTRA = {
 
 def parser() -> argparse.ArgumentParser:
     """One subparser per pipeline step, in pipeline order, its options the step's declared
-    flags (pipeline.Flag) and its _EXTRA; then `compare` and `encodings`."""
+    flags (pipeline.Flag) and its _EXTRA; then `compare`, `leaderboard`, and the tools that are
+    no step: `encodings`, `contract`, `submit`."""
     top = argparse.ArgumentParser(prog="dtpe", description=__doc__)
     steps = top.add_subparsers(dest="step", required=True)
     for step in (*pipeline.STEPS, *pipeline.ACROSS_RUNS):
@@ -471,21 +495,39 @@ def parser() -> argparse.ArgumentParser:
                 "--encoding", action=_Renamed, now="--variant", why="a k x t pair of encodings"
             )
         _EXTRA.get(step.subcommand, lambda p: None)(p)
-    p = steps.add_parser(
-        "encodings", help="list the registered k and t encodings (not a pipeline step)"
-    )
-    p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
-    p.set_defaults(func=cmd_encodings)
-    p = steps.add_parser(
+    tool(steps, "encodings", "list the registered k and t encodings (not a pipeline step)")
+    p = tool(
+        steps,
         "contract",
-        help="check a variant's encodings against the evaluation's contract on an untrained "
-        "model: options, N/A, cache, linear cost (steps/contract.py; not a pipeline step)",
+        "check a variant's encodings against the evaluation's contract on an untrained model: "
+        "options, N/A, cache, linear cost (steps/contract.py; not a pipeline step)",
     )
-    p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     p.add_argument("--variant", required=True, help="a registered variant, e.g. prope")
     p.add_argument("--data", type=Path, default=Path("data"), help="data folder (its suites)")
-    p.set_defaults(func=cmd_contract)
+    p = tool(
+        steps,
+        "submit",
+        "take a registered encoding to a decided row on the leaderboard, from the repository's "
+        "root: contract, overlay, canary, looks, leaderboard (dtpe/submission.py)",
+    )
+    p.add_argument("--variant", required=True, help="the registered variant submitted")
+    p.add_argument("--test", required=True, help="the leaderboard test (leaderboard.tests' name)")
+    p.add_argument("--cores", type=int, default=2, help="Snakemake's cores (default 2)")
+    p.add_argument(
+        "--on-mismatch",
+        choices=("stop", "retrain"),
+        default="stop",
+        help="when the canary's bytes differ: stop (default), or train the fixed arms here",
+    )
     return top
+
+
+def tool(steps, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand that is no pipeline step, `cmd_<name>`, reading --params."""
+    p = steps.add_parser(name, help=summary)
+    p.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    p.set_defaults(func=globals()[f"cmd_{name}"])
+    return p
 
 
 def main(argv=None) -> int:

@@ -15,6 +15,12 @@ def model_name(variant: str, seed: int | str) -> str:
     return f"{variant}_s{seed}"
 
 
+def unscaled(label: str) -> str:
+    """The variant of a label such as `rope+yarn` (RoPE played with an inference-time scaling),
+    the label itself where it names none."""
+    return label.partition("+")[0]
+
+
 def parse(name: str) -> tuple[str, int]:
     """(variant, seed) of a model name; ValueError naming the expected form otherwise."""
     match = PATTERN.fullmatch(name)

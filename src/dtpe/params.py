@@ -94,6 +94,7 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
     _check_verdict(p, key)
     _check_reach(p, key)
     _check_position(p, key)
+    _check_submission(p, key)
     _check_whole_episode(p, key)
     _check_milestone(p, key)
     if p.data.layouts is not None and p.data.layouts > p.data.episodes:
@@ -149,6 +150,11 @@ def _check_verdict(p: Params, key: Callable[[tuple], str]) -> None:
             f"{key(('verdict', 'shared_with'))}: counts the layouts a confirmatory run shares; "
             "this run is not one (verdict.confirmatory false)"
         )
+    if v.fixed and not v.sequential:
+        raise ParamsError(
+            f"{key(('verdict', 'fixed'))}: fixed arms are held through the looks of a sequential "
+            "design (verdict.sequential), which this run has not"
+        )
     if v.sequential:
         _check_fixed(p, key)
         cap = v.sequential["interims"] * v.sequential["seeds_per_interim"]
@@ -183,9 +189,11 @@ def _check_side(p: Params, h: dict, at: str, side: str) -> None:
 def _check_fixed(p: Params, key: Callable[[tuple], str]) -> None:
     """A fixed arm is compared by some hypothesis, never with another fixed arm, and holds no
     more seeds than study.seeds lists."""
-    held = p.verdict.sequential.get("fixed") or {}
-    at = key(("verdict", "sequential", "fixed"))
+    held = fixed_arms(p.verdict)
+    at = key(("verdict", "fixed"))
     named = {h[side] for h in p.verdict.declared() for side in "ab"}
+    if len(held) != len(p.verdict.fixed):
+        raise ParamsError(f"{at}: an arm is listed twice")
     for arm, seeds in held.items():
         if arm not in named:
             raise ParamsError(f"{at}.{arm}: no declared hypothesis compares it")
@@ -199,6 +207,34 @@ def _check_fixed(p: Params, key: Callable[[tuple], str]) -> None:
                 f"{key(('verdict', 'hypotheses'))}[{i}]: both {h['a']} and {h['b']} are fixed "
                 "arms: one side must gain seeds at each look"
             )
+
+
+def _check_submission(p: Params, key: Callable[[tuple], str]) -> None:
+    """A submission trains its one variant against fixed arms (the other variants' models are
+    its baseline's) on a test of the leaderboard."""
+    sub = p.submission
+    if sub.variant is None and sub.test is None:
+        return
+    at = key(("submission",))
+    if sub.variant is None or sub.test is None:
+        raise ParamsError(f"{at}: a submission names both its variant and its test")
+    if sub.variant not in p.study.variants:
+        raise ParamsError(f"{at}.variant: {sub.variant!r} is not in study.variants")
+    tests = [t["name"] for t in p.leaderboard.tests]
+    if sub.test not in tests:
+        raise ParamsError(f"{at}.test: {sub.test!r} is not a leaderboard test: {tests}")
+    fixed = {names.unscaled(arm) for arm in fixed_arms(p.verdict)}
+    if not fixed:
+        raise ParamsError(
+            f"{at}: a submission is decided against fixed arms (verdict.fixed), its "
+            "baseline's models, which it does not train"
+        )
+    trained = sorted(set(p.study.variants) - fixed - {sub.variant})
+    if trained:
+        raise ParamsError(
+            f"{key(('study', 'variants'))}: a submission trains {sub.variant} alone, but "
+            f"{trained} are neither it nor a fixed arm's variant"
+        )
 
 
 def _check_reach(p: Params, key: Callable[[tuple], str]) -> None:
@@ -276,22 +312,38 @@ LAYOUT_SEEDS = (("data", "seed"), ("data", "suite_seed"))
 """the seeds that draw a run's layouts: its training data's and its evaluation suites'"""
 
 
+def fixed_arms(verdict) -> dict:
+    """A sequential design's fixed arms (verdict.fixed), arm -> seeds, from a Verdict or its raw
+    mapping."""
+    held = verdict.get("fixed") if isinstance(verdict, dict) else verdict.fixed
+    return {entry["arm"]: entry["seeds"] for entry in held or []}
+
+
 def fresh_seeds(path: Path, p: Params) -> None:
     """A confirmatory run's model seeds overlap no seeds of the other params files in its folder
     (the repository's runs), and its layout seeds (LAYOUT_SEEDS) none of an exploratory run of
     the same world, unless verdict.reused_layouts declares why: refused naming both files and
     the seeds. Each file is read as resolved, so an overlay that inherits its base's seeds counts
-    them."""
+    them. A run with fixed arms (a submission, verdict.fixed) holds its base's models as those
+    arms, so it shares its base's seeds, and those of the other submissions on the same base: only
+    its new variant trains, and no model of it existed before."""
     if not p.verdict.confirmatory:
         return
     mine = set(p.study.seeds)
+    base = [f.resolve() for f in chain(path)][1:2]
+    submission = bool(fixed_arms(p.verdict))
     for other in sorted(path.parent.glob("params*.yaml")):
-        if other.resolve() == path.resolve():
+        if other.resolve() == path.resolve() or (submission and [other.resolve()] == base):
             continue
         try:
             theirs = resolve(other)
         except ParamsError as e:
             raise ParamsError(f"{path}: cannot read the seeds of {other}: {e}") from None
+        theirs_base = [f.resolve() for f in chain(other)][1:2]
+        if fixed_arms(theirs.get("verdict") or {}) and (
+            theirs_base == [path.resolve()] or (submission and theirs_base == base)
+        ):
+            continue  # a submission on this run, or another on the same base
         shared = sorted(mine & set(theirs.get("study", {}).get("seeds", [])))
         if shared:
             raise ParamsError(

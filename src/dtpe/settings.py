@@ -172,6 +172,17 @@ class Leaderboard:
     """the leaderboard's column groups (analysis/leaderboard.py), each {name, run, decided_by}:
     the exploratory run whose statistics give each variant's standing there (a folder from the
     repository's root), and the confirmatory run whose decisions are its verdicts (null: none)"""
+    submissions: str
+    """the folder (from the repository's root) whose runs with a `submission` join the
+    leaderboard, each a row in its test's group (dtpe/submission.py)"""
+
+
+@dataclass(frozen=True)
+class Submission:
+    variant: str | None
+    """the encoding a submission's run submits (its one trained variant), None in any other run"""
+    test: str | None
+    """the leaderboard test (leaderboard.tests' name) it is submitted to"""
 
 
 @dataclass(frozen=True)
@@ -209,11 +220,9 @@ class Verdict:
     file's beside it, and a design that cannot reject is refused"""
     sequential: dict | None
     """seeds added in interims by a group-sequential test (analysis/sequential.py): {interims,
-    seeds_per_interim, spending, fixed}, spending a Lan-DeMets function (analysis/
-    group_sequential.py's SPENDING); study.seeds lists the cap's seeds in the order they are used;
-    `fixed` (optional) maps a baseline arm that is not retrained to how many of study.seeds (the
-    first) it holds before the first look, its scores taken from the run it was made in (a
-    submission's). None: every seed trains at once and the family is Holm-adjusted"""
+    seeds_per_interim, spending}, spending a Lan-DeMets function (analysis/group_sequential.py's
+    SPENDING); study.seeds lists the cap's seeds in the order they are used. None: every seed
+    trains at once and the family is Holm-adjusted"""
     reused_layouts: str | None = None
     """why a confirmatory run draws its data or suites from an exploratory run's seeds of the
     same world (its report prints it); None: it may not, and a reuse is refused"""
@@ -226,6 +235,11 @@ class Verdict:
     """a confirmatory run: the folders (from its own folder) of the other runs of its world whose
     training and suite layouts its stats step counts as shared with its own, by content
     (analysis/shared_layouts.py); their data/ and results/params.json are its inputs"""
+    fixed: list = field(default_factory=list)
+    """a sequential design's fixed arms, each {arm, seeds}: a baseline arm that is not retrained
+    (a variant, or one played with a scaling, `rope+yarn`) and how many of study.seeds (the
+    first) it holds before the first look, its results imported from the run it was made in (a
+    submission's)"""
     split_alpha: bool = True
     """a declared family that claims equivalence as well as differences spends alpha / 2 on each
     kind of claim (its rejections: the looks' boundaries or Holm; its equivalence tests), so that
@@ -275,6 +289,7 @@ class Params:
     explorer: Explorer
     report: Report
     leaderboard: Leaderboard
+    submission: Submission
     stats: Stats
     verdict: Verdict
     compute: Compute

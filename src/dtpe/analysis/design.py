@@ -46,7 +46,7 @@ class Design:
     spending: str = ""
     """a sequential run's spending function"""
     fixed: dict = field(default_factory=dict)
-    """a sequential run's fixed arms (verdict.sequential.fixed): variant -> its seeds"""
+    """a sequential run's fixed arms (verdict.fixed): variant -> its seeds"""
 
     def sentence(self) -> str:
         if not self.tests:

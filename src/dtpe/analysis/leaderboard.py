@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from dtpe import atomic
+from dtpe import atomic, submitted
 from dtpe.analysis import panels, standing, verdict_words
 from dtpe.analysis.cells import grid_label, percent
 
@@ -46,9 +46,18 @@ NEEDED = {
 """the files read of each test's runs"""
 
 
-def build(tests: list[dict], root: Path) -> pd.DataFrame:
-    """Every test's rows; each run's files are checked before any is read."""
+def build(tests: list[dict], root: Path, folder: str | None = None) -> pd.DataFrame:
+    """Every test's rows, and under each the rows of the runs submitted to it from `folder`;
+    each run's files are checked before any is read."""
     root = Path(root)
+    entries = submitted.runs(root, folder) if folder else []
+    for sub in entries:
+        for name in (*NEEDED["run"], *NEEDED["decided_by"]):
+            if not (root / sub["run"] / name).is_file():
+                raise FileNotFoundError(
+                    f"submission {sub['run']}: {root / sub['run'] / name} missing (its stats "
+                    "step has not run at this version)"
+                )
     for test in tests:
         for key, names in NEEDED.items():
             if test[key] is None:
@@ -60,16 +69,26 @@ def build(tests: list[dict], root: Path) -> pd.DataFrame:
                         f"(params leaderboard.tests' {key} {test[key]!r}: its stats step has "
                         "not run at this version)"
                     )
-    return pd.concat([rows(test, root) for test in tests], ignore_index=True)[COLUMNS]
+    frames = []
+    for test in tests:
+        frames.append(rows(test, root))
+        frames += [
+            rows({**test, "run": s["run"], "decided_by": s["run"]}, root, [s["variant"]])
+            for s in entries
+            if s["test"] == test["name"]
+        ]
+    return pd.concat(frames, ignore_index=True)[COLUMNS]
 
 
-def rows(test: dict, root: Path) -> pd.DataFrame:
+def rows(test: dict, root: Path, variants: list[str] | None = None) -> pd.DataFrame:
+    """A test's rows: its exploratory run's variants (or `variants` alone, a submission's, with
+    their own scalings) with their verdicts in its confirmatory run."""
     run = root / test["run"]
     params = json.loads((run / "results" / "params.json").read_text())
     frame = standing.rows(
         run / "results" / "stats",
-        params["study"]["variants"],
-        params["stats"]["reference"],
+        variants or params["study"]["variants"],
+        variants[0] if variants else params["stats"]["reference"],
         params["data"]["train_size"],
         params["model"]["context"],
     )
@@ -154,19 +173,21 @@ CAPTION = (
 )
 
 
-def verdicts(tests: list[dict], root: Path) -> str:
-    """Every decision of the tests' confirmatory runs, one line each, in verdict_words'
-    sentence with the interval at the level its claim was tested at."""
+def verdicts(tests: list[dict], root: Path, folder: str | None = None) -> str:
+    """Every decision of the tests' confirmatory runs and of the runs submitted to them, one
+    line each, in verdict_words' sentence with the interval at the level its claim was tested
+    at."""
+    entries = submitted.runs(root, folder) if folder else []
     lines = []
     for test in tests:
-        if not test["decided_by"]:
-            continue
-        stats = Path(root) / test["decided_by"] / "results" / "stats"
-        methods = json.loads((stats / "methods.json").read_text())
-        for row in pd.read_csv(stats / "decisions.csv").itertuples():
-            said = verdict_words.sentence(row, methods)
-            where = f"`{test['decided_by']}`, on {row.endpoint}"
-            lines.append(f"- {test['name']} ({where}): {said}.")
+        deciding = [test["decided_by"]] if test["decided_by"] else []
+        deciding += [s["run"] for s in entries if s["test"] == test["name"]]
+        for run in deciding:
+            stats = Path(root) / run / "results" / "stats"
+            methods = json.loads((stats / "methods.json").read_text())
+            for row in pd.read_csv(stats / "decisions.csv").itertuples():
+                said = verdict_words.sentence(row, methods)
+                lines.append(f"- {test['name']} (`{run}`, on {row.endpoint}): {said}.")
     return "\n".join(lines)
 
 

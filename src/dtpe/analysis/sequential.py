@@ -8,7 +8,7 @@ call replays every finished interim, and the interim that is not finished yet is
 (`wanted`).
 
 Each hypothesis is one two-sided test at K = verdict.sequential.interims looks, equally spaced
-in information, or against a fixed arm (verdict.sequential.fixed: a baseline not retrained,
+in information, or against a fixed arm (verdict.fixed: a baseline not retrained,
 all of its seeds in from the first look) at the fractions that arm gives (group_sequential.
 against_fixed):
 Welch's statistic on the seeds so far against the boundaries that the declared spending function
@@ -40,6 +40,7 @@ import pandas as pd
 
 from dtpe import names
 from dtpe.analysis import group_sequential
+from dtpe.params import fixed_arms
 from dtpe.steps import episode_csv
 
 CONTINUE, NOT_REJECTED = "continue", "not rejected"
@@ -84,6 +85,8 @@ def endpoint_scores(episodes: pd.DataFrame, hypotheses: list[dict], train_contex
     return frame.assign(variant=frame.variant.astype(str))
 
 
+EPISODE_COLUMNS = ["variant", "seed", "grid_size", "context", "success", "applicable"]
+"""what an endpoint reads of an episode"""
 LOOK_COLUMNS = ["a", "b", "endpoint", "decision", "interim", "seeds_a", "seeds_b", "z", "boundary"]
 
 
@@ -104,6 +107,9 @@ class Replay:
     """(variant, seed) of every model of the finished interims: what the statistics read"""
     wanted: list[tuple[str, int]]
     """finished, and the models of the next interim: what the workflow builds"""
+    fixed: list[tuple[str, int]] = ()
+    """(variant, seed) of the fixed arms' models, never trained here (a submission imports their
+    results): what the statistics read besides `finished`"""
 
     def summary(self) -> str:
         """What the run has decided and what it trains next, for the workflow's log."""
@@ -126,7 +132,16 @@ class Replay:
 
 def fixed(params) -> dict[str, int]:
     """The sequential run's fixed arms: variant -> how many of study.seeds it holds throughout."""
-    return dict((params.verdict.sequential or {}).get("fixed") or {})
+    return fixed_arms(params.verdict)
+
+
+def fixed_models(params) -> list[tuple[str, int]]:
+    """(variant, seed) of the fixed arms' models, each once (`rope+yarn` is rope's models)."""
+    seeds = list(params.study.seeds)
+    held = fixed(params)
+    return list(
+        dict.fromkeys((names.unscaled(arm), s) for arm, n in held.items() for s in seeds[:n])
+    )
 
 
 def fractions(params, h: dict) -> tuple[float, ...]:
@@ -184,7 +199,7 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
     absent = [f"{v}_s{s}" for v in held for s in seeds[: held[v]] if (v, s) not in have]
     if absent:
         raise ValueError(
-            f"verdict.sequential.fixed: the fixed arms' models {', '.join(absent)} have no "
+            f"verdict.fixed: the fixed arms' models {', '.join(absent)} have no "
             "scores: a fixed arm is all in before the first look"
         )
     for k in range(interims):
@@ -253,29 +268,47 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
         next_interim=next_interim,
         finished=models(done),
         wanted=models(trained),
+        fixed=fixed_models(params),
     )
 
 
 def plan(params, eval_folder) -> Replay:
     """The replay of a sequential run from the evaluation's per-model CSVs in `eval_folder`
-    (results/eval: the grid sweep's, and the context sweep's where a hypothesis names another
-    context): models not evaluated yet are simply absent."""
+    (results/eval): models not evaluated yet are simply absent."""
     hypotheses = params.verdict.declared()
-    sweeps = ["grid"] + (["context"] if any(h.get("context") for h in hypotheses) else [])
-    columns = ["variant", "seed", "grid_size", "context", "success", "applicable"]
-    paths = [
-        path
-        for v in params.study.variants
-        for s in params.study.seeds
-        for sweep in sweeps
-        if (path := Path(eval_folder) / sweep / f"{names.model_name(v, s)}.csv").is_file()
-    ]
-    rows = (
-        episode_csv.read(paths, params.env.world, columns + ["rope_scaling"])
-        if paths
-        else pd.DataFrame(columns=columns)
+    rows = episodes(
+        params,
+        eval_folder,
+        whole=any(h.get("context") for h in hypotheses),
+        scaled=any("+" in h[side] for h in hypotheses for side in "ab"),
     )
     return replay(params, endpoint_scores(rows, hypotheses, params.model.context))
+
+
+def episodes(params, eval_folder, whole: bool, scaled: bool) -> pd.DataFrame:
+    """The episodes an endpoint reads (EPISODE_COLUMNS) of the run's models that have them: the
+    grid sweep's, with `whole` the context sweep's, and with `scaled` RoPE's scalings from the
+    position step, each its own variant (`rope+yarn`)."""
+
+    def found(sweep: str) -> list[Path]:
+        return [
+            path
+            for v in params.study.variants
+            for s in params.study.seeds
+            if (path := Path(eval_folder) / sweep / f"{names.model_name(v, s)}.csv").is_file()
+        ]
+
+    world, frames = params.env.world, []
+    paths = [p for sweep in ["grid"] + ["context"] * whole for p in found(sweep)]
+    if paths:
+        frames.append(episode_csv.read(paths, world, EPISODE_COLUMNS + ["rope_scaling"]))
+    if scaled and (altered := found("position")):
+        rows = episode_csv.read(altered, world, EPISODE_COLUMNS + ["altered"])
+        rows = rows[~rows.altered.str.endswith(" off")]
+        frames.append(
+            rows.assign(variant=rows.variant + "+" + rows.altered).drop(columns="altered")
+        )
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EPISODE_COLUMNS)
 
 
 def arms(params) -> list[str]:
