@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -39,6 +38,7 @@ from dtpe.model import encodings  # noqa: E402
 from dtpe.model.encodings import NotApplicable  # noqa: E402
 from dtpe.model.policy import DecisionTransformerPolicy  # noqa: E402
 from dtpe.model.transformer import DecisionTransformer  # noqa: E402
+from dtpe.numerics import cpu_name  # noqa: E402
 from dtpe.steps.contract import brought_to  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,13 +46,6 @@ PARAMS = ROOT / "params-memory.yaml"
 VARIANTS = sorted(encodings.REGISTRY["k"]) + [
     f"rope-t_{t}" for t in sorted(encodings.REGISTRY["t"]) if t != encodings.DEFAULT_T
 ]
-
-
-def cpu_name() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def step_ms(model, t: int, longest: int, args) -> float:

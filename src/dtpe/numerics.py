@@ -100,7 +100,7 @@ def check(mode: str, threads: int) -> dict:
         "mkl_cbwr": os.environ.get("MKL_CBWR", "unset"),
         "threads": threads,
         "torch": torch.__version__,
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
     }
 
 
@@ -118,7 +118,7 @@ def _mkl_branch(torch) -> int | None:
         return None
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
         for line in cpuinfo.read_text().splitlines():

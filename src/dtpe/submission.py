@@ -41,6 +41,7 @@ import yaml
 
 from dtpe import names, pipeline, submitted
 from dtpe.analysis import sequential
+from dtpe.numerics import cpu_name
 from dtpe.params import ParamsError, load
 
 IMPORTED = "results/imported.json"
@@ -325,17 +326,11 @@ def canary(base: Baseline, model: tuple[str, int], root: Path, work: Path) -> st
             f"the canary {names.model_name(*model)}, retrained here from {base.run}'s params and "
             f"data, differs from the committed model: {len(differ)} of {len(theirs)} weight "
             f"tensors{'' if same_config else ' and its config'} (first: {differ[:3]}). This "
-            f"machine ({numerics_line()}) does not reproduce the baseline's bytes (trained on "
+            f"machine ({cpu_name()}) does not reproduce the baseline's bytes (trained on "
             f"{numerics['cpu']}, {numerics['numerics']}): stop, or pass --on-mismatch retrain "
             "to train the fixed arms here too"
         )
     return f"{names.model_name(*model)}: {len(theirs)} weight tensors and config identical"
-
-
-def numerics_line() -> str:
-    from dtpe.numerics import _cpu_name
-
-    return _cpu_name()
 
 
 def snakemake(overlay: Path, run: Path, cores: int) -> list[str]:

@@ -1,0 +1,121 @@
+"""A submission end to end (issue 74): `dtpe submit` timed from the contract to the leaderboard's
+row, in this checkout, on its committed overlay (the first call, which writes the overlay, is
+timed too when the overlay is not there yet, and the bench stops for the commit as the command
+does). Wall and core time (the children's user + system CPU, resource.getrusage) of the whole
+and of each phase the command reports (contract, canary, import, each look, the report and the
+leaderboard), the models it trained, and per model its core time against the baseline's own
+models' (their committed Snakemake benchmarks, the peer: the same world, suites and steps), so
+that the cost of the fixed arms it did not retrain is read off in the same units.
+
+Usage: python bench/submission.py --variant prope --test "T-Maze, cue at start" [--cores 2]
+Prints figures, then one JSON line. Goal (issue 74): at most 60 minutes on 2 cores at the
+confirmatory cap."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from dtpe import params, submission  # noqa: E402
+from dtpe.numerics import cpu_name  # noqa: E402
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str]) -> tuple[list[tuple[float, str]], float, float, int]:
+    """The command's `submit:` lines with the seconds since its start at which each came, its
+    wall and core seconds, and its exit status; its output is passed through."""
+    started, cpu = time.perf_counter(), children_cpu()
+    lines = []
+    with subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as proc:
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            if line.startswith("submit:"):
+                lines.append((time.perf_counter() - started, line.strip()))
+    return lines, time.perf_counter() - started, children_cpu() - cpu, proc.returncode
+
+
+def model_seconds(run: Path, models: list[str]) -> float:
+    """The median over `models` of their steps' recorded seconds (Snakemake's benchmarks)."""
+    totals = []
+    for model in models:
+        files = list((run / "results" / "timings").glob(f"*/{model}.tsv"))
+        if files:
+            totals.append(sum(float(pd.read_csv(f, sep="\t").s.iloc[0]) for f in files))
+    return float(pd.Series(totals).median()) if totals else float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--variant", required=True)
+    ap.add_argument("--test", required=True)
+    ap.add_argument("--cores", type=int, default=2)
+    args = ap.parse_args()
+    p = params.load(ROOT / "params.yaml")
+    base = submission.baseline(p, args.test, ROOT)
+    command = [
+        sys.executable, "-m", "dtpe", "submit", "--variant", args.variant, "--test", args.test,
+        "--cores", str(args.cores),
+    ]  # fmt: skip
+    lines, wall, cpu, status = timed(command)
+    if status != 0:
+        sys.exit(f"dtpe submit stopped (exit {status})")
+    overlay = ROOT / f"params-{submission.name(args.variant, base)}.yaml"
+    if any("commit it as written" in line for _, line in lines):
+        print(f"\nthe overlay {overlay.name} is written: commit it, then run the bench again")
+        return
+    run = ROOT / p.leaderboard.submissions / submission.name(args.variant, base)
+    imported = json.loads((run / submission.IMPORTED).read_text())["files"]
+    held = {submission._model_of(Path(f)) for f in imported}
+    trained = sorted(
+        m.name for m in (run / "models").iterdir() if m.is_dir() and m.name not in held
+    )
+    mine = model_seconds(run, trained)
+    peer = model_seconds(ROOT / base.run, sorted(held))
+    print(f"\nsubmission of {args.variant} on {args.test!r}, {args.cores} cores:")
+    print(f"  end to end: {wall / 60:.1f} min wall, {cpu / 3600:.2f} core-h, status {status}")
+    previous = 0.0
+    for at, line in lines:
+        print(f"  {at / 60:6.1f} min (+{(at - previous) / 60:4.1f})  {line[8:][:90]}")
+        previous = at
+    print(f"  models trained: {len(trained)}; the fixed arms' {len(held)} imported, not trained")
+    print(
+        f"  per model, its steps' seconds (median): {mine:.0f} s; the baseline's own models: "
+        f"{peer:.0f} s (ratio {mine / peer:.2f}); retraining the fixed arms too would add about "
+        f"{len(held) * peer / args.cores / 60:.0f} min at {args.cores} jobs"
+    )
+    print(f"  goal: 60 min; {'met' if wall <= 3600 else 'not met'} ({wall / 60:.1f} min)")
+    record = {
+        "bench": "submission",
+        "variant": args.variant,
+        "test": args.test,
+        "cores": args.cores,
+        "wall_s": wall,
+        "core_s": cpu,
+        "models_trained": len(trained),
+        "models_imported": len(held),
+        "model_s_median": mine,
+        "baseline_model_s_median": peer,
+        "phases": [{"at_s": at, "line": line} for at, line in lines],
+        "cpu": cpu_name(),
+    }
+    print(json.dumps(record))
+
+
+if __name__ == "__main__":
+    main()
