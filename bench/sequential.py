@@ -26,7 +26,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from dtpe import params
-from dtpe.analysis import verdicts
+from dtpe.analysis import sequential, verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 GAP = 10.0
@@ -44,13 +44,14 @@ def seed_sd(run: Path) -> float:
 def rates(p, sd: float, runs: int, seed: int) -> dict:
     """The design's error rates and power over `runs` simulated runs at seed SD `sd`."""
     rng = np.random.default_rng(seed)
-    shape = (runs, len(p.study.variants), len(p.study.seeds))
+    arms = sequential.arms(p)
+    shape = (runs, len(arms), len(p.study.seeds))
     null = verdicts.simulate(p, rng.normal(0.0, sd, shape))
     false = int(np.isin(null, (1, -1)).any(1).sum())
     hypotheses = p.verdict.declared()
-    ahead = np.array([GAP * (v == hypotheses[0]["a"]) for v in p.study.variants])
+    ahead = np.array([GAP * (v == hypotheses[0]["a"]) for v in arms])
     gap = verdicts.simulate(p, ahead[:, None] + rng.normal(0.0, sd, shape))
-    index = {v: i for i, v in enumerate(p.study.variants)}
+    index = {v: i for i, v in enumerate(arms)}
     truth = np.array([ahead[index[h["a"]]] - ahead[index[h["b"]]] for h in hypotheses])
     wrong = np.where(
         truth == 0, np.isin(gap, (1, -1)), (gap == verdicts.EQUIVALENT) | (gap == -np.sign(truth))

@@ -26,7 +26,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from dtpe import params, submission  # noqa: E402
+from dtpe import names, params, submission  # noqa: E402
+from dtpe.analysis import sequential  # noqa: E402
 from dtpe.numerics import cpu_name  # noqa: E402
 
 
@@ -80,8 +81,7 @@ def main() -> None:
         print(f"\nthe overlay {overlay.name} is written: commit it, then run the bench again")
         return
     run = ROOT / p.leaderboard.submissions / submission.name(args.variant, base)
-    imported = json.loads((run / submission.IMPORTED).read_text())["files"]
-    held = {submission._model_of(Path(f)) for f in imported}
+    held = {names.model_name(*m) for m in sequential.fixed_models(params.load(overlay))}
     trained = sorted(
         m.name for m in (run / "models").iterdir() if m.is_dir() and m.name not in held
     )

@@ -85,6 +85,17 @@ def test_a_submission_goes_from_its_name_to_a_decided_row(built, tmp_path):
     run(project, "git", "add", overlay.name)
     run(project, "git", "commit", "-q", "-m", "submission overlay")
 
+    # an overlay edited and committed: refused, naming the key, and nothing trains
+    written_text = overlay.read_text()
+    overlay.write_text(written_text.replace("margin: 50", "margin: 40"))
+    run(project, "git", "commit", "-q", "-am", "edited")
+    edited = submit(project, check=False)
+    assert edited.returncode == 2 and "params key verdict" in edited.stderr
+    assert "committed as written" in edited.stderr
+    assert not (project / "runs/submit-alibi-tiny").exists()
+    overlay.write_text(written_text)
+    run(project, "git", "commit", "-q", "-am", "as written")
+
     # a tampered baseline model: the canary's bytes differ, and the submission stops
     weights = project / "runs/confirm-tiny/models/rope_s11/model.safetensors"
     kept = weights.read_bytes()
@@ -111,13 +122,14 @@ def test_a_submission_goes_from_its_name_to_a_decided_row(built, tmp_path):
     board = pd.read_csv(project / "results/leaderboard.csv")
     mine = board[board.variant == "alibi"]
     assert mine.run.tolist() == ["runs/submit-alibi-tiny"] and mine.test.tolist() == [TEST]
-    assert "alibi" in (project / "results/leaderboard.md").read_text()
+    assert "### tiny maze: submitted" in (project / "results/leaderboard.md").read_text()
 
     # stopped mid-look: an evaluation deleted is made again, its model not retrained
     model = sub / "models/alibi_s11/model.safetensors"
     mtime = model.stat().st_mtime_ns
     (sub / "results/eval/grid/alibi_s11.csv").unlink()
-    submit(project)
+    again = submit(project)
+    assert "imported by an earlier call, unchanged" in again.stdout  # no canary again
     assert (sub / "results/eval/grid/alibi_s11.csv").is_file()
     assert model.stat().st_mtime_ns == mtime
 
@@ -167,19 +179,34 @@ def test_a_module_that_breaks_the_contract_stops_before_the_overlay(fake, monkey
     assert not (fake / "params-submit-alibi-tiny.yaml").exists()
 
 
-def test_importing_never_overwrites_a_file_with_other_bytes(tmp_path):
-    base = submission.Baseline(TEST, tmp_path / "b", tmp_path / "p.yaml")
-    source = tmp_path / "b" / "results/eval/grid"
-    source.mkdir(parents=True)
-    (source / "rope_s1.csv").write_text("baseline\n")
-    (source / "rope_s10.csv").write_text("another model\n")
+def test_importing_takes_whole_models_and_never_overwrites_a_file_with_other_bytes(tmp_path):
+    base = submission.Baseline(
+        TEST,
+        submission.Run(tmp_path / "b", tmp_path / "p.yaml"),
+        submission.Run(tmp_path / "x", tmp_path / "q.yaml"),
+    )
+    source = tmp_path / "b"
+    for out in submission.model_outputs([("rope", 1)]):
+        path = source / out
+        if path.suffix:  # a file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"baseline {out}\n")
+        else:  # a folder
+            path.mkdir(parents=True)
+            (path / "weights").write_text("baseline\n")
+    (source / "results/eval/grid/rope_s10.csv").write_text("another model\n")
     run_dir = tmp_path / "mine"
     (run_dir / "results/eval/grid").mkdir(parents=True)
     (run_dir / "results/eval/grid/rope_s1.csv").write_text("mine\n")
     with pytest.raises(ValueError, match="exists with other bytes"):
         submission.import_fixed(base, run_dir, [("rope", 1)], tmp_path)
     assert (run_dir / "results/eval/grid/rope_s1.csv").read_text() == "mine\n"
+    assert not (run_dir / "models").exists()  # nothing copied before every file was checked
     (run_dir / "results/eval/grid/rope_s1.csv").unlink()
-    assert submission.import_fixed(base, run_dir, [("rope", 1)], tmp_path) == 1
+    copied = submission.import_fixed(base, run_dir, [("rope", 1)], tmp_path)
     record = json.loads((run_dir / submission.IMPORTED).read_text())
-    assert list(record["files"]) == ["results/eval/grid/rope_s1.csv"]  # not rope_s10's
+    assert copied == len(record["files"]) == len(submission.model_outputs([("rope", 1)]))
+    assert "results/eval/grid/rope_s10.csv" not in record["files"]
+    (source / "results/eval/position/rope_s1.csv").unlink()  # a model partly pulled
+    with pytest.raises(FileNotFoundError, match="results/eval/position/rope_s1.csv"):
+        submission.import_fixed(base, tmp_path / "other", [("rope", 1)], tmp_path)

@@ -179,6 +179,11 @@ def _check_side(p: Params, h: dict, at: str, side: str) -> None:
             f"{at}: {side!r} names the scaling {scaling!r}, not one of position.scalings "
             f"{list(p.position.scalings)}"
         )
+    if p.verdict.sequential and side not in fixed_arms(p.verdict):
+        raise ParamsError(
+            f"{at}: {side!r} is no model that trains, so a sequential design holds it as a fixed "
+            "arm (verdict.fixed) or not at all"
+        )
     if h.get("context") != max(p.evaluate.contexts):
         raise ParamsError(
             f"{at}: {side!r} is played only at the whole-episode context "
@@ -229,6 +234,12 @@ def _check_submission(p: Params, key: Callable[[tuple], str]) -> None:
             f"{at}: a submission is decided against fixed arms (verdict.fixed), its "
             "baseline's models, which it does not train"
         )
+    for i, h in enumerate(p.verdict.declared()):
+        if (h["a"], h["b"] in fixed_arms(p.verdict)) != (sub.variant, True):
+            raise ParamsError(
+                f"{key(('verdict', 'hypotheses'))}[{i}]: a submission compares {sub.variant} "
+                f"(a) with a fixed arm (b), not {h['a']} with {h['b']}"
+            )
     trained = sorted(set(p.study.variants) - fixed - {sub.variant})
     if trained:
         raise ParamsError(

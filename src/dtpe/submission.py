@@ -8,17 +8,20 @@ Each call goes as far as it can and the next resumes there:
 1. a name that is not registered, or is ranked on the test already, is refused;
 2. the encoding's contract (steps/contract.py) on the baseline's params and data;
 3. the overlay params-submit-<variant>-<baseline>.yaml, written by the first call, which stops:
-   hypotheses against RoPE at its best scaling and against the test's best variant, both on the
-   baseline's endpoint and chosen from its committed evaluations; the preregistration lock holds
-   training until the overlay is committed as written;
+   hypotheses against RoPE at its best scaling and against the test's best arm on the
+   baseline's endpoint, chosen on the test's exploratory run among the arms the baseline holds;
+   the preregistration lock holds training until the overlay is committed, and an overlay whose
+   declarations differ from what this writes is refused;
 4. the canary: the reference's first model retrained from the baseline's params and data, its
    weights compared byte for byte with the committed ones; a mismatch stops the submission, or
-   with `retrain` the fixed arms are trained here instead of imported;
+   with `retrain` the fixed arms are trained here instead of imported (the looks' plan wants
+   them with the first look);
 5. the fixed arms' results (every per-model output but the logs) imported from the baseline,
    each file's sha256 in results/imported.json; a file that is there already with other bytes
-   is refused, never overwritten;
-6. Snakemake once per look (5 seeds of the new variant a look, Snakemake's cache resuming a
-   stopped one) until every hypothesis is decided or the cap is reached, then the run's report;
+   is refused, never overwritten; a later call finds them intact and skips 4 and 5;
+6. Snakemake once per look (the baseline's seeds_per_interim seeds of the new variant a look,
+   Snakemake's cache resuming a stopped one) until every hypothesis is decided or the cap is
+   reached, then the run's report;
 7. the leaderboard remade: the submission's row in its test's group, its decisions among the
    verdicts."""
 
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import textwrap
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
@@ -46,13 +50,6 @@ from dtpe.params import ParamsError, load
 
 IMPORTED = "results/imported.json"
 """a submission's record of the fixed arms' files it imported: path -> sha256, and their run"""
-PER_MODEL_FOLDERS = tuple(
-    out.path.split("{variant}")[0]
-    for step in pipeline.STEPS
-    if step.per_model
-    for out in step.outputs
-)
-"""where a model's outputs lie in a run: models/, results/train/, results/eval/grid/, ..."""
 
 
 class CanaryMismatch(RuntimeError):
@@ -60,36 +57,64 @@ class CanaryMismatch(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Baseline:
-    """A leaderboard test's confirmatory run, on which a submission stands."""
+class Run:
+    """A run of the repository: its folder and its params file."""
 
-    test: str
-    run: Path
-    """its folder, from the repository's root"""
+    folder: Path
+    """from the repository's root"""
     overlay: Path
-    """its params file (params-<run's folder name>.yaml)"""
+    """params-<folder's name>.yaml at the repository's root"""
 
-    @property
+    @cached_property
     def params(self):
         return load(self.overlay)
 
 
+def run_of(folder: str, root: Path, what: str) -> Run:
+    overlay = root / f"params-{Path(folder).name}.yaml"
+    if not overlay.is_file():
+        raise FileNotFoundError(f"{overlay}: the params of {folder}, {what}")
+    return Run(Path(folder), overlay)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A leaderboard test's runs: its confirmatory run, on which a submission stands (its data,
+    seeds, endpoint and fixed arms), and its exploratory run, from which the arms are chosen."""
+
+    test: str
+    confirmatory: Run
+    exploratory: Run
+
+    @property
+    def run(self) -> Path:
+        return self.confirmatory.folder
+
+    @property
+    def overlay(self) -> Path:
+        return self.confirmatory.overlay
+
+    @property
+    def params(self):
+        return self.confirmatory.params
+
+
 def baseline(params, test: str, root: Path) -> Baseline:
-    """The confirmatory run of leaderboard test `test`; ValueError naming what is missing."""
+    """The runs of leaderboard test `test`; ValueError naming what is missing."""
     tests = {t["name"]: t for t in params.leaderboard.tests}
     if test not in tests:
         raise ValueError(f"no leaderboard test {test!r}; tests: {list(tests)}")
-    decided_by = tests[test]["decided_by"]
-    if not decided_by:
+    entry = tests[test]
+    if not entry["decided_by"]:
         raise ValueError(
             f"leaderboard test {test!r} has no confirmatory run (decided_by): a submission is "
             "decided against one"
         )
-    run = Path(decided_by)
-    overlay = root / f"params-{run.name}.yaml"
-    if not overlay.is_file():
-        raise FileNotFoundError(f"{overlay}: the params of {run}, test {test!r}'s baseline")
-    return Baseline(test, run, overlay)
+    return Baseline(
+        test,
+        run_of(entry["decided_by"], root, f"test {test!r}'s confirmatory run"),
+        run_of(entry["run"], root, f"test {test!r}'s exploratory run"),
+    )
 
 
 def name(variant: str, base: Baseline) -> str:
@@ -102,11 +127,12 @@ def refuse_ranked(variant: str, base: Baseline, root: Path) -> None:
     from dtpe.model.catalog import variant as parse
 
     parse(variant)  # an unregistered name: ValueError naming the registered ones
-    if variant in base.params.study.variants:
-        raise ValueError(
-            f"{variant} is ranked on {base.test!r} already: {base.run} trained it (submit an "
-            "encoding the leaderboard does not hold)"
-        )
+    for run in (base.confirmatory, base.exploratory):
+        if variant in run.params.study.variants:
+            raise ValueError(
+                f"{variant} is ranked on {base.test!r} already: {run.folder} trained it (submit "
+                "an encoding the test does not hold)"
+            )
     mine = name(variant, base)
     for other in submitted.runs(root, base.params.leaderboard.submissions):
         if Path(other["run"]).name != mine and (other["variant"], other["test"]) == (
@@ -127,16 +153,25 @@ def endpoint(base_params) -> dict:
     return {k: h[k] for k in ("grids", "context", "minus", "margin") if h.get(k) is not None}
 
 
-def arm_scores(base: Baseline, root: Path) -> dict[str, pd.Series]:
-    """Per arm of the baseline (its variants, and RoPE played with each of its scalings as an
-    arm of its own, `rope+yarn`), its endpoint score per seed, in study.seeds' order."""
-    p = base.params
-    h = {"a": p.study.variants[0], "b": p.study.variants[1], **endpoint(p)}
+def arm_scores(run: Run, h: dict, root: Path) -> dict[str, pd.Series]:
+    """Per arm of `run` (its variants, and each played with a scaling as an arm of its own,
+    `rope+yarn`), its score per seed on endpoint `h` (grids, context, minus), in study.seeds'
+    order; a ValueError where the run has no evaluation the endpoint reads."""
+    p = run.params
+    for key in ("grids", "minus"):
+        missing = sorted(set(h.get(key) or []) - set(p.data.suite_sizes))
+        if missing:
+            raise ValueError(f"{run.folder} plays no suites {missing} (the endpoint's {key})")
     rows = sequential.episodes(
-        p, root / base.run / "results" / "eval", whole="context" in h, scaled=True
+        p, root / run.folder / "results" / "eval", whole="context" in h, scaled=True
     )
-    arms = list(p.study.variants) + sorted(set(rows.variant) - set(p.study.variants))
     scores = sequential.endpoint_scores(rows, [h], p.model.context).set_index("seed")
+    if scores.empty:
+        raise ValueError(
+            f"{root / run.folder / 'results' / 'eval'}: no evaluation the endpoint "
+            f"{names.endpoint_key(h)} reads (`dvc pull` {run.folder}, or run its evaluations)"
+        )
+    arms = list(p.study.variants) + sorted(set(scores.variant) - set(p.study.variants))
     return {
         arm: scores[scores.variant == arm].score_pct.reindex(p.study.seeds).dropna()
         for arm in arms
@@ -159,18 +194,32 @@ class Design:
 
 
 def design(base: Baseline, root: Path) -> Design:
-    """The reference at its best and the test's best, from the baseline's committed scores."""
+    """The reference at its best scaling and the test's best arm, chosen on the test's
+    exploratory run (other seeds and layouts, so that the scores that decide are not the ones
+    the arms were chosen on) among the arms the confirmatory run holds, whose seeds are the
+    fixed arms'."""
     p = base.params
-    scores = arm_scores(base, root)
-    means = {arm: float(s.mean()) for arm, s in scores.items()}
+    h = {"a": p.study.variants[0], "b": p.study.variants[1], **endpoint(p)}
+    held = arm_scores(base.confirmatory, h, root)
+    means = {
+        arm: float(s.mean())
+        for arm, s in arm_scores(base.exploratory, h, root).items()
+        if arm in held
+    }
     ref = p.stats.reference
     family = [a for a in means if names.unscaled(a) == ref]
-    reference = max(family, key=lambda a: (means[a], -family.index(a)))  # ties: the first
     others = [a for a in means if a not in family]
+    if not family or not others:
+        lacking = "reference" if not family else "other"
+        raise ValueError(
+            f"{base.exploratory.folder} and {base.run} share no {lacking} arm to choose from: "
+            f"{sorted(means)}"
+        )
+    reference = max(family, key=lambda a: (means[a], -family.index(a)))  # ties: the first
     best = max(others, key=lambda a: (means[a], -others.index(a)))
     fixed = {}
     for arm in (reference, best):
-        seeds = list(scores[arm].index)
+        seeds = list(held[arm].index)
         if len(seeds) < 2 or seeds != list(p.study.seeds[: len(seeds)]):
             raise ValueError(
                 f"{base.run}: {arm} is scored at seeds {seeds}: a fixed arm holds the first 2 or "
@@ -191,7 +240,8 @@ def overlay_text(variant: str, base: Baseline, chosen: Design) -> str:
         f"{base.run}: the same data, suites, seeds and endpoint, and that run's models as fixed "
         "arms, never retrained here (the canary retrains one and compares its bytes); only "
         f"{variant} trains, {seq['seeds_per_interim']} seeds a look. The hypotheses were chosen "
-        f"by dtpe/submission.py from {base.run}'s committed evaluations (each arm's mean endpoint "
+        f"by dtpe/submission.py from {base.exploratory.folder}'s committed evaluations, not the "
+        f"scores that decide (each arm's mean endpoint "
         f"score over its seeds: {listed}): against {chosen.reference}, the reference "
         f"{p.stats.reference} at its best scaling on the endpoint, and against {chosen.best}, "
         "the test's best arm, the reference's scalings aside. Commit this file as written: the "
@@ -217,31 +267,61 @@ def overlay_text(variant: str, base: Baseline, chosen: Design) -> str:
 
 
 def write_overlay(variant: str, base: Baseline, root: Path) -> Path:
-    """The overlay at the repository's root, written where it is missing; an existing one is
-    kept (it may be committed) and must name this submission."""
+    """The overlay at the repository's root, written and validated where it is missing; an
+    existing one is kept (it may be committed) and must declare what this command writes, its
+    comments aside: an edited overlay is refused, naming the first key that differs."""
     path = root / f"params-{name(variant, base)}.yaml"
+    text = overlay_text(variant, base, design(base, root))
     if not path.exists():
-        path.write_text(overlay_text(variant, base, design(base, root)))
+        path.write_text(text)
+        try:
+            load(path)
+        except ParamsError:
+            path.unlink()  # this call's own file, never committed
+            raise
         return path
-    sub = load(path).submission
-    if (sub.variant, sub.test) != (variant, base.test):
+    differs = difference(yaml.safe_load(text), yaml.safe_load(path.read_text()))
+    if differs:
+        at, wanted, found = differs
         raise ParamsError(
-            f"{path}: submits {sub.variant} to {sub.test!r}, not {variant} to {base.test!r}"
+            f"{path}: params key {'.'.join(map(str, at))}: {found!r}, where dtpe submit declares "
+            f"{wanted!r} for {variant} on {base.test!r}: a submission's overlay is committed as "
+            "written (move this one away to write it again)"
         )
     return path
 
 
-def per_model_files(run: Path, models) -> list[Path]:
-    """Every output of `models` (variant, seed) in `run` (logs and timings aside), relative."""
+def difference(wanted, found, at: tuple = ()):
+    """The first (key path, wanted, found) where `found` differs from `wanted`, or None."""
+    if isinstance(wanted, dict) and isinstance(found, dict):
+        for key in [*wanted, *(k for k in found if k not in wanted)]:
+            inner = difference(wanted.get(key), found.get(key), (*at, key))
+            if inner:
+                return inner
+        return None
+    if isinstance(wanted, list) and isinstance(found, list) and len(wanted) == len(found):
+        for i, (w, f) in enumerate(zip(wanted, found)):
+            inner = difference(w, f, (*at, i))
+            if inner:
+                return inner
+        return None
+    return None if wanted == found else (at, wanted, found)
+
+
+def model_files(run: Path, models) -> list[Path]:
+    """Every per-model output of `models` (variant, seed) in `run` (logs and timings aside),
+    relative, a folder's files one by one; FileNotFoundError naming the outputs it lacks."""
+    missing = [out for out in model_outputs(models) if not (run / out).exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"{run}: {len(missing)} outputs of the fixed arms' models are missing, e.g. "
+            f"{', '.join(missing[:3])} (`dvc pull` the run, or run its steps)"
+        )
     found = []
-    for folder in PER_MODEL_FOLDERS:
-        for variant, seed in models:
-            stem = run / folder / names.model_name(variant, seed)
-            for path in sorted(stem.parent.glob(f"{stem.name}*")):
-                if path.name.split(".")[0] != stem.name:
-                    continue  # rope_s80010 is not rope_s8001's
-                files = sorted(path.rglob("*")) if path.is_dir() else [path]
-                found += [f.relative_to(run) for f in files if f.is_file()]
+    for out in model_outputs(models):
+        path = run / out
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        found += [f.relative_to(run) for f in files if f.is_file()]
     return found
 
 
@@ -254,12 +334,7 @@ def import_fixed(base: Baseline, run: Path, models, root: Path) -> int:
     IMPORTED; returns how many were copied. Checks every file before copying any: one that
     exists with other bytes is refused, never overwritten."""
     source = root / base.run
-    files = per_model_files(source, models)
-    missing = sorted({names.model_name(*m) for m in models} - {_model_of(f) for f in files})
-    if missing:
-        raise FileNotFoundError(
-            f"{source}: no files of the fixed arms' models {missing[:4]} (`dvc pull` {base.run})"
-        )
+    files = model_files(source, models)
     record = {"from": str(base.run), "files": {}}
     for rel in files:
         record["files"][str(rel)] = digest = sha256(source / rel)
@@ -279,12 +354,13 @@ def import_fixed(base: Baseline, run: Path, models, root: Path) -> int:
     return copied
 
 
-def _model_of(rel: Path) -> str:
-    """The model a per-model file belongs to: its first folder or stem under its step's."""
-    for folder in PER_MODEL_FOLDERS:
-        if str(rel).startswith(folder):
-            return str(rel)[len(folder) :].split("/")[0].split(".")[0]
-    return ""
+def intact(run: Path) -> bool:
+    """Whether an earlier call imported the fixed arms into `run` and every file is as then."""
+    record = run / IMPORTED
+    if not record.is_file():
+        return False
+    files = json.loads(record.read_text())["files"]
+    return all((run / f).is_file() and sha256(run / f) == digest for f, digest in files.items())
 
 
 def canary(base: Baseline, model: tuple[str, int], root: Path, work: Path) -> str:
@@ -353,7 +429,7 @@ def interims(overlay: Path, run: Path, cores: int, log) -> None:
         log(replayed.summary())
         if replayed.next_interim is None:
             break
-        _run([*command, "--omit-from", "stats"], run)
+        _run([*command, "--omit-from", "stats", "explore"], run)
     _run(command, run)
 
 
@@ -400,19 +476,19 @@ def submit(params, variant: str, test: str, root: Path, cores: int, retrain: boo
     run = root / mine.leaderboard.submissions / name(variant, base)
     run.mkdir(parents=True, exist_ok=True)
     held = sequential.fixed_models(mine)
-    with tempfile.TemporaryDirectory() as work:
-        try:
-            log(f"canary: {canary(base, held[0], root, Path(work))}")
-            mismatch = False
-        except CanaryMismatch as e:
-            if not retrain:
-                raise
-            log(f"canary: {e}\n--on-mismatch retrain: the fixed arms train here")
-            mismatch = True
-    if mismatch:
-        _run([*snakemake(overlay, run, cores), *model_outputs(held)], run)
+    if intact(run):
+        log(f"the fixed arms' {len(held)} models were imported by an earlier call, unchanged")
     else:
-        log(f"imported {import_fixed(base, run, held, root)} files of {len(held)} fixed-arm models")
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                log(f"canary: {canary(base, held[0], root, Path(work))}")
+                imported = import_fixed(base, run, held, root)
+                log(f"imported {imported} files of {len(held)} fixed-arm models")
+            except CanaryMismatch as e:
+                if not retrain:
+                    raise
+                # the looks' plan wants the fixed arms' models first (sequential.replay)
+                log(f"canary: {e}\n--on-mismatch retrain: the fixed arms train here")
     interims(overlay, run, cores, log)
     tests, folder = params.leaderboard.tests, params.leaderboard.submissions
     board = leaderboard.build(tests, root, folder)

@@ -17,7 +17,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from dtpe.analysis import group_sequential, sequential
-from dtpe.params import ALL_PAIRS, ParamsError
+from dtpe.params import ALL_PAIRS, ParamsError, fixed_arms
 
 
 @dataclass(frozen=True)
@@ -41,8 +41,7 @@ class Design:
     world: str
     """the world the run plays (params' env.world), for tables across runs"""
     boundaries: tuple = ()
-    """a sequential run's |z| boundary at each look (analysis/sequential.py's bounds); one tuple
-    per hypothesis where they differ (a fixed arm's hypotheses have their own)"""
+    """a sequential run's |z| boundary at each look (analysis/sequential.py's bounds)"""
     spending: str = ""
     """a sequential run's spending function"""
     fixed: dict = field(default_factory=dict)
@@ -55,22 +54,16 @@ class Design:
                 "nothing; its tables and figures describe that variant alone."
             )
         if self.sequential:
-            per = self.boundaries if isinstance(self.boundaries[0], tuple) else [self.boundaries]
-            looks = len(per[0])
-
-            def reach(k: int) -> str:
-                low, high = min(b[k] for b in per), max(b[k] for b in per)
-                return f"{low:.2f}" if low == high else f"{low:.2f}-{high:.2f} by hypothesis"
-
+            looks = len(self.boundaries)
             return (
                 f"The design is group-sequential: each of the {self.tests} declared hypotheses "
                 f"is tested at {looks} looks, {self.seeds // looks} more seeds per variant at "
                 f"each (up to {self.seeds}), spending {self.threshold * self.tests:g} / "
                 f"{self.tests} = {self.threshold:.2g} by "
                 f"{group_sequential.SPENDING_NAMES[self.spending]}'s function: |z| must reach "
-                f"{reach(0)} at the first look and {reach(-1)} at the last. Its statistic is "
-                "Welch's, not a permutation test, so no floor on p keeps it from rejecting."
-                + self.fixed_words()
+                f"{self.boundaries[0]:.2f} at the first look and {self.boundaries[-1]:.2f} at the "
+                "last. Its statistic is Welch's, not a permutation test, so no floor on p keeps "
+                "it from rejecting." + self.fixed_words()
             )
         if self.can_reject:
             return (
@@ -90,9 +83,8 @@ class Design:
             return ""
         held = ", ".join(f"{v} ({n} seeds)" for v, n in self.fixed.items())
         return (
-            f" Fixed arms, in from the first look and never retrained: {held}; a hypothesis "
-            "against one is looked at by its information, which grows slower than the seeds "
-            "(group_sequential.against_fixed)."
+            f" Fixed arms, all in from the first look and never retrained: {held}; the looks "
+            "stay equally spaced (sequential.fractions says why)."
         )
 
     def as_dict(self) -> dict:
@@ -121,12 +113,7 @@ def check(params) -> Design:
     threshold = params.verdict.claim_alpha(alpha) / max(tests, 1)
     needed = next(n for n in range(2, 10_000) if p_floor(n) <= threshold)
     seq = params.verdict.sequential
-    bounds = ()
-    if seq and tests:
-        per = {
-            tuple(float(c) for c in sequential.bounds(params, h)) for h in params.verdict.declared()
-        }
-        bounds = next(iter(per)) if len(per) == 1 else tuple(sorted(per))
+    bounds = tuple(float(c) for c in sequential.bounds(params)) if seq and tests else ()
     return Design(
         family="declared" if params.verdict.declared() else ALL_PAIRS,
         tests=tests,
@@ -140,7 +127,7 @@ def check(params) -> Design:
         world=params.env.world,
         boundaries=bounds,
         spending=seq["spending"] if seq else "",
-        fixed=sequential.fixed(params),
+        fixed=fixed_arms(params.verdict),
     )
 
 

@@ -10,11 +10,8 @@ grid, with no random draw, so the same scores give the same decisions on every m
 every seed.
 
 Scale: information fractions t_k = I_k / I_K, so I_K = 1 and theta is the z the cap would show
-in expectation (the effect in units of the cap's standard error). Both arms growing alike give
-t_k = k / K (`equally_spaced`); against a fixed arm, all of whose seeds are in before the first
-look, t_k grows slower (`against_fixed`). The shared fixed arm leaves the increments
-independent: with both arms' scores of variance s^2, Cov(S_j, S_k) = I_j I_k (s^2 / n_k +
-s^2 / m) = I_j for j <= k, the canonical form."""
+in expectation (the effect in units of the cap's standard error); both arms growing alike give
+t_k = k / K (`equally_spaced`)."""
 
 from __future__ import annotations
 
@@ -42,14 +39,6 @@ SPENDING_NAMES = {"obrien_fleming": "O'Brien-Fleming", "pocock": "Pocock"}
 def equally_spaced(looks: int) -> tuple[float, ...]:
     """Information fractions of `looks` looks at which both arms gain the same seeds."""
     return tuple(k / looks for k in range(1, looks + 1))
-
-
-def against_fixed(looks: int, per_look: int, fixed: int) -> tuple[float, ...]:
-    """Information fractions of `looks` looks at which one arm gains `per_look` seeds while the
-    other holds its `fixed` seeds from the start (a baseline not retrained): I_k = 1 / (1 / n_k
-    + 1 / m) in units of the scores' variance, assumed alike in both arms."""
-    info = [1 / (1 / (per_look * k) + 1 / fixed) for k in range(1, looks + 1)]
-    return tuple(i / info[-1] for i in info)
 
 
 def _simpson(low: float, high: float) -> tuple[np.ndarray, np.ndarray]:

@@ -51,24 +51,15 @@ def build(tests: list[dict], root: Path, folder: str | None = None) -> pd.DataFr
     each run's files are checked before any is read."""
     root = Path(root)
     entries = submitted.runs(root, folder) if folder else []
-    for sub in entries:
-        for name in (*NEEDED["run"], *NEEDED["decided_by"]):
-            if not (root / sub["run"] / name).is_file():
+    needed = [(test["name"], key, test[key]) for test in tests for key in NEEDED if test[key]]
+    needed += [(e["test"], key, e["run"]) for e in entries for key in NEEDED]
+    for name, key, run in needed:
+        for file in NEEDED[key]:
+            if not (root / run / file).is_file():
                 raise FileNotFoundError(
-                    f"submission {sub['run']}: {root / sub['run'] / name} missing (its stats "
-                    "step has not run at this version)"
+                    f"leaderboard test {name!r}: {root / run / file} missing ({key} {run!r}: its "
+                    "stats step has not run at this version)"
                 )
-    for test in tests:
-        for key, names in NEEDED.items():
-            if test[key] is None:
-                continue
-            for name in names:
-                if not (root / test[key] / name).is_file():
-                    raise FileNotFoundError(
-                        f"leaderboard test {test['name']!r}: {root / test[key] / name} missing "
-                        f"(params leaderboard.tests' {key} {test[key]!r}: its stats step has "
-                        "not run at this version)"
-                    )
     frames = []
     for test in tests:
         frames.append(rows(test, root))
@@ -193,7 +184,10 @@ def verdicts(tests: list[dict], root: Path, folder: str | None = None) -> str:
 
 def markdown(board: pd.DataFrame, decided: str) -> str:
     parts = [CAPTION, LEGEND, compact(board), "The verdicts:\n\n" + decided]
-    for test, rows_ in board.groupby("test", sort=False):
+    seen = set()
+    # a test's own runs' rows first, then each run submitted to it (build's order), each its
+    # own table: its sizes, seeds and source are its run's
+    for (test, _), rows_ in board.groupby(["test", "run"], sort=False):
         label = lambda n: grid_label(rows_.world.iloc[0], int(n))  # noqa: E731
         shown = pd.DataFrame(
             {
@@ -214,8 +208,10 @@ def markdown(board: pd.DataFrame, decided: str) -> str:
         source = rows_.run.iloc[0] + (
             f", verdicts from {rows_.decided_by.iloc[0]}" if rows_.decided_by.iloc[0] else ""
         )
+        heading = f"{test}: submitted" if test in seen else test
+        seen.add(test)
         parts.append(
-            f"### {test}\n\nFrom {source}; context {int(rows_.context.iloc[0])}.\n\n"
+            f"### {heading}\n\nFrom {source}; context {int(rows_.context.iloc[0])}.\n\n"
             + shown.to_markdown(index=False, disable_numparse=True)
         )
     return "\n\n".join(parts) + "\n"

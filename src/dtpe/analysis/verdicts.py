@@ -190,7 +190,7 @@ def stopped(h: dict, d, a: np.ndarray, b: np.ndarray, params) -> dict:
     """A sequential hypothesis's estimate, interval and p that account for where it stopped:
     the stagewise ordering over the design's looks, in points through the z of the look it
     stopped at."""
-    bounds, fractions = sequential.bounds(params, h), sequential.fractions(params, h)
+    bounds, fractions = sequential.bounds(params), sequential.fractions(params)
     look, z = d.interim - 1, d.z
     effect = a.mean() - b.mean()
     _, se = group_sequential.welch_z(a, b)
@@ -287,7 +287,9 @@ def fragility(params, scores: pd.DataFrame, found: list[str], used: list[set]) -
     hypotheses, changed = params.verdict.declared(), [0.0] * len(found)
     models = sorted({m for u in used for m in u})
     for variant, seed in models:
-        kept = scores[~((scores.variant == variant) & (scores.seed == seed))]
+        # a model's scores under every label it plays (rope's as rope and as rope+yarn) go
+        model = scores.variant.map(names.unscaled) == names.unscaled(variant)
+        kept = scores[~(model & (scores.seed == seed))]
         replayed = sequential.replay(params, kept, frozenset({(variant, seed)}))
         again = outcomes(params, replayed, light_rows(params, kept, replayed), None)
         for i, (h, u) in enumerate(zip(hypotheses, used)):
@@ -335,9 +337,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
         for h, r in zip(hypotheses, rows)
     ]
     fragile = fragility(params, scores, found, used)
-    critical = (
-        [sequential.bounds(params, h) for h in hypotheses] if params.verdict.sequential else None
-    )
+    critical = sequential.bounds(params) if params.verdict.sequential else None
     for i, (row, outcome) in enumerate(zip(rows, found)):
         same = [other[i] == outcome for other in others]
         row["outcome"], row["stable"] = outcome, float(np.mean(same)) if same else 1.0
@@ -345,7 +345,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
         row["z_margin"] = np.nan
         if critical is not None and row["interim"] >= 1:
             d = replayed.decisions.iloc[i]
-            row["z_margin"] = float(abs(d.z) - critical[i][int(d.interim) - 1])
+            row["z_margin"] = float(abs(d.z) - critical[int(d.interim) - 1])
         if preregistered is not None:
             row.update(preregistered.columns())
     return pd.DataFrame(rows, columns=COLUMNS)
