@@ -47,6 +47,19 @@ def test_a_variant_has_one_colour_in_every_run():
     assert len({alone[v] for v in ("rope", "learned", "fire", "rope-t_tpe", "nope")}) == 5
 
 
+def test_an_encoding_added_later_moves_no_committed_colour(monkeypatch):
+    """A new encoding (a submission's) takes a colour after the committed runs' encodings: p-RoPE,
+    registered after the figures were drawn, sorts between nope and rope yet moves neither."""
+    from dtpe.model import catalog
+
+    committed = {v: palette.colours([v])[v] for v in ("nope", "rope", "sinusoidal", "t5")}
+    registered = catalog.encodings()
+    more = {**registered, "k": registered["k"] | {"aaa", "roper"}}
+    monkeypatch.setattr(catalog, "encodings", lambda: more)
+    assert {v: palette.colours([v])[v] for v in committed} == committed
+    assert palette.colours(["prope"])["prope"] not in committed.values()
+
+
 def test_the_first_screen_renders_in_a_browser(tmp_path):
     """The T-Maze report as HTML in headless Chromium (scripts/report_picture.py, which made the
     README's picture): its headline figure loads and its question and answer are in the first

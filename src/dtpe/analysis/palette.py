@@ -1,9 +1,11 @@
 """One colour per encoding, the same in every figure of every run, and one line style per RoPE
 scaling. A variant `<k>` takes its k encoding's colour, a `<k>-t_<t>` variant its t encoding's
 (the t family shares rope's k), and a scaled variant (`rope+yarn`) its variant's colour with
-the scaling's line style. Colours follow the registries' names in sorted order, so a run of
-three variants and a run of twenty-one draw rope alike; a name no registry holds (a test's)
-takes the colours after them."""
+the scaling's line style. The encodings of the first committed runs keep the colours they were
+drawn in (FIRST, in order), so a run of three variants and a run of twenty-one draw rope alike
+and an encoding added later (a submission's) moves no committed figure: the registries' other
+names take the colours after them in sorted order, and a name no registry holds (a test's)
+after those."""
 
 from __future__ import annotations
 
@@ -23,6 +25,14 @@ _COLOURS = [
 """Saturated colours, none grey, none so light that a line of it fades into the white"""
 
 
+FIRST = (
+    *("alibi", "cope", "dape", "erpe", "fire", "kerple", "learned", "learnedlong", "nope"),
+    *("rope", "shaw", "sinusoidal", "t5", "tape", "tupe", "tuper", "xpos"),
+    *("t_learned", "t_none", "t_randomized", "t_sinusoidal", "t_tpe"),
+)
+"""the colour keys of the encodings the committed figures were drawn with, in colour order"""
+
+
 def key(variant: str) -> str:
     """The encoding a variant's colour stands for: its k encoding, or `t_<t>` where its t is not
     the default; a scaling and a name no registry reads keep the name."""
@@ -38,7 +48,7 @@ def colours(variants) -> dict[str, tuple]:
     """{variant: colour} for `variants` (scaled ones included)."""
     registered = catalog.encodings()
     known = [*sorted(registered["k"]), *(f"t_{t}" for t in sorted(registered["t"]))]
-    keys = list(dict.fromkeys([*known, *(key(v) for v in variants)]))
+    keys = list(dict.fromkeys([*FIRST, *known, *(key(v) for v in variants)]))
     return {v: _COLOURS[keys.index(key(v)) % len(_COLOURS)] for v in variants}
 
 
