@@ -18,7 +18,7 @@ from dtpe.model.encodings import NotApplicable
 from dtpe.model.encodings.rope import SCALINGS
 from dtpe.model.policy import DecisionTransformerPolicy
 from dtpe.model.transformer import TOKENS_PER_STEP, DecisionTransformer, KVCache
-from dtpe.steps import dataset, evaluate, rollout
+from dtpe.steps import contract, dataset, evaluate, rollout
 from dtpe.world import catalog as worlds
 
 torch.set_num_threads(1)
@@ -28,16 +28,6 @@ VARIANTS = sorted(encodings.REGISTRY["k"]) + [
 SIZE = 10
 """the tiny suites' largest size: untrained models wander to its cap, 50 steps, 8x the
 training context of 6"""
-
-
-def make(p, variant: str) -> DecisionTransformer:
-    torch.manual_seed(0)
-    model = DecisionTransformer(p.model_config(variant)).eval()
-    with torch.no_grad():  # biases start at 0 or 1 everywhere: randomize them so they matter
-        for name, w in model.named_parameters():
-            if "encoding" in name:
-                w.add_(torch.randn_like(w) * 0.5)
-    return model
 
 
 def played(model, lay, env, context: int, cached: bool):
@@ -99,7 +89,7 @@ def test_cached_and_uncached_rollouts_agree_over_the_whole_episode(
 ):
     p = whole_episode
     context = max(p.evaluate.contexts)
-    model = make(p, variant)
+    model = contract.model_of(p, variant)
     lay, optimal = dataset.load_suite(tiny_data, SIZE, p.env)
     bound = model.k_encoding.max_position
     if bound is not None and bound < context - 1:
@@ -118,7 +108,7 @@ def test_rope_scalings_keep_the_cache_exact_beyond_training(
 ):
     p = whole_episode
     context = max(p.evaluate.contexts)
-    model = make(p, variant)
+    model = contract.model_of(p, variant)
     lay, _ = dataset.load_suite(tiny_data, SIZE, p.env)
     trained = assert_same_rollouts(model, lay, p.env, context)
     with model.at_context(context, scaling):
@@ -129,7 +119,7 @@ def test_rope_scalings_keep_the_cache_exact_beyond_training(
 
 
 def test_the_cache_holds_an_episode_at_most(tiny_params):
-    model = make(tiny_params, "rope")
+    model = contract.model_of(tiny_params, "rope")
     policy = DecisionTransformerPolicy(model, 10_000, 0.8)
     policy.start(batch_size=2, cap=40)
     assert policy.cache.max_tokens == TOKENS_PER_STEP * 40
@@ -141,7 +131,7 @@ def test_the_cache_holds_an_episode_at_most(tiny_params):
 def test_rows_leave_the_cache_once_and_never_come_back(tiny_params):
     """Ended episodes' rows are dropped from the cache's tensors at the next step, so that the
     rows that stay attend to views of their keys, not to a copy of the history each step."""
-    model = make(tiny_params, "rope")
+    model = contract.model_of(tiny_params, "rope")
     cache = KVCache(len(model.blocks), 3, 3 * 4)
     g = torch.Generator().manual_seed(0)
     rtg, emb = torch.rand(3, 4, generator=g), torch.randn(3, 4, tiny_params.model.d_model)

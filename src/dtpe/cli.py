@@ -13,19 +13,15 @@ from dtpe import names, numerics, pipeline
 from dtpe import params as params_mod
 
 
-def run_models(params, results: Path, fixed: bool = True) -> list[tuple[str, int]]:
+def run_models(params, results: Path) -> list[tuple[str, int]]:
     """(variant, seed) of the run's models: every variant at every seed, or in a sequential run
-    the models of its finished interims, replayed from the evaluations in `results`, and with
-    `fixed` its fixed arms' (a submission's baseline, imported, not trained here)."""
-    if not params.verdict.sequential:
-        return [(v, s) for v in params.study.variants for s in params.study.seeds]
-    from dtpe.analysis import sequential
+    the models of its finished interims, replayed from the evaluations in `results`, and of its
+    fixed arms (a submission's baseline, imported, not trained here)."""
+    if params.verdict.sequential:
+        from dtpe.analysis import sequential
 
-    replayed = sequential.plan(params, results / "eval")
-    held = set(replayed.fixed) if fixed else set()
-    order = {v: i for i, v in enumerate(params.study.variants)}
-    models = set(replayed.finished) | held
-    return sorted(models, key=lambda m: (order[m[0]], params.study.seeds.index(m[1])))
+        return sequential.plan(params, results / "eval").read
+    return [(v, s) for v in params.study.variants for s in params.study.seeds]
 
 
 def per_model(models, results: Path, folder: str, suffix: str) -> list[Path]:
@@ -208,10 +204,12 @@ def cmd_attention(args, params):
 
 def cmd_stats(args, params):
     from dtpe import atomic, preregistration
-    from dtpe.analysis import shared_layouts, stats
+    from dtpe.analysis import sequential, shared_layouts, stats
 
     results = Path(args.results)
-    models, trained = run_models(params, results), run_models(params, results, fixed=False)
+    models = run_models(params, results)
+    held = set(sequential.fixed_models(params)) if params.verdict.sequential else set()
+    trained = [m for m in models if m not in held]
     records = per_model(trained, results, "train", f"/{preregistration.RECORD}")
     # before any statistic: decisions only on models trained under the overlay as declared (a
     # fixed arm's models record their own run's overlay, checked by that run's stats)
@@ -362,12 +360,8 @@ def cmd_compare(args, params):
 def cmd_leaderboard(args, params):
     from dtpe.analysis import leaderboard
 
-    tests, folder = params.leaderboard.tests, params.leaderboard.submissions
-    board = leaderboard.build(tests, Path.cwd(), folder)  # all of it, before writing
-    paths = leaderboard.write(
-        board, leaderboard.verdicts(tests, Path.cwd(), folder), Path(args.out)
-    )
-    print(f"leaderboard: {board.test.nunique()} tests, " + ", ".join(map(str, paths)))
+    paths = leaderboard.make(params, Path.cwd(), Path(args.out))
+    print(f"leaderboard: {len(params.leaderboard.tests)} tests, " + ", ".join(map(str, paths)))
 
 
 def _timings(folder: Path) -> dict[str, float] | None:

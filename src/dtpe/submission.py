@@ -418,11 +418,10 @@ def snakemake(overlay: Path, run: Path, cores: int) -> list[str]:
     ]  # fmt: skip
 
 
-def interims(overlay: Path, run: Path, cores: int, log) -> None:
-    """Snakemake once per look until the plan says the run is finished (each call trains the
-    next look's models, the cache skipping what a stopped call finished), then its report
-    (the explorer's page too)."""
-    params = load(overlay)
+def interims(params, overlay: Path, run: Path, cores: int, log) -> None:
+    """Snakemake once per look of the submission's run (`params`, from `overlay`) until the plan
+    says it is finished (each call trains the next look's models, the cache skipping what a
+    stopped call finished), then its report (the explorer's page too)."""
     command = snakemake(overlay, run, cores)
     for _ in range(params.verdict.sequential["interims"] + 1):
         replayed = sequential.plan(params, run / "results" / "eval")
@@ -489,8 +488,6 @@ def submit(params, variant: str, test: str, root: Path, cores: int, retrain: boo
                     raise
                 # the looks' plan wants the fixed arms' models first (sequential.replay)
                 log(f"canary: {e}\n--on-mismatch retrain: the fixed arms train here")
-    interims(overlay, run, cores, log)
-    tests, folder = params.leaderboard.tests, params.leaderboard.submissions
-    board = leaderboard.build(tests, root, folder)
-    paths = leaderboard.write(board, leaderboard.verdicts(tests, root, folder), root / "results")
+    interims(mine, overlay, run, cores, log)
+    paths = leaderboard.make(params, root, root / "results")
     return f"{variant} on {test!r}: decided in {run}; leaderboard: " + ", ".join(map(str, paths))

@@ -245,6 +245,14 @@ def figure(board: pd.DataFrame) -> Figure:
     return fig
 
 
+def make(params, root: Path, out: Path) -> list[Path]:
+    """The leaderboard of params' tests and the runs submitted to them, built whole from the
+    runs under `root` before anything is written to `out`."""
+    tests, folder = params.leaderboard.tests, params.leaderboard.submissions
+    board = build(tests, root, folder)
+    return write(board, verdicts(tests, root, folder), out)
+
+
 def write(board: pd.DataFrame, decided: str, out: Path) -> list[Path]:
     """leaderboard.csv, .md (`decided`: the verdicts' lines) and .png in `out`."""
     paths = [out / f"leaderboard.{ext}" for ext in ("csv", "md", "png")]

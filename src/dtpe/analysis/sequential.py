@@ -108,7 +108,9 @@ class Replay:
     """finished, and the models of the next interim: what the workflow builds"""
     fixed: list[tuple[str, int]] = ()
     """(variant, seed) of the fixed arms' models, never trained here (a submission imports their
-    results): what the statistics read besides `finished`"""
+    results)"""
+    read: list[tuple[str, int]] = ()
+    """finished and fixed, in study order: every model the statistics read"""
 
     def summary(self) -> str:
         """What the run has decided and what it trains next, for the workflow's log."""
@@ -122,7 +124,8 @@ class Replay:
         else:
             new = len(self.wanted) - len(self.finished)
             row = self.interims[self.interims.interim == self.next_interim].iloc[0]
-            waiting = [m for m in self.wanted if m in set(self.fixed)]
+            held = set(self.fixed)
+            waiting = [m for m in self.wanted if m in held]
             head = (
                 f"sequential run: interim {self.next_interim} trains {new} models "
                 f"({row.variants} x seeds {row.seeds}"
@@ -252,9 +255,15 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
     )
     order = {v: i for i, v in enumerate(params.study.variants)}
 
+    def ordered(chosen) -> list[tuple[str, int]]:
+        return sorted(set(chosen), key=lambda m: (order[m[0]], seeds.index(m[1])))
+
     def models(interims) -> list[tuple[str, int]]:
-        chosen = {(v, s) for k in interims for v in trained[k] for s in seeds[(k - 1) * n : k * n]}
-        return sorted(chosen, key=lambda m: (order[m[0]], seeds.index(m[1])))
+        return ordered(
+            (v, s) for k in interims for v in trained[k] for s in seeds[(k - 1) * n : k * n]
+        )
+
+    held = fixed_models(params)
 
     return Replay(
         decisions=decisions,
@@ -262,8 +271,9 @@ def replay(params, scores: pd.DataFrame, dropped: frozenset = frozenset()) -> Re
         looks=pd.DataFrame(looks, columns=LOOK_COLUMNS),
         next_interim=next_interim,
         finished=models(done),
-        wanted=models(trained) + ([] if fixed_in else fixed_models(params)),
-        fixed=fixed_models(params),
+        wanted=models(trained) + ([] if fixed_in else held),
+        fixed=held,
+        read=ordered([*models(done), *held]),
     )
 
 
@@ -300,10 +310,17 @@ def episodes(params, eval_folder, whole: bool, scaled: bool) -> pd.DataFrame:
     if scaled and (altered := found("position")):
         rows = episode_csv.read(altered, world, EPISODE_COLUMNS + ["altered"])
         rows = rows[~rows.altered.str.endswith(" off")]
-        frames.append(
-            rows.assign(variant=rows.variant + "+" + rows.altered).drop(columns="altered")
-        )
+        frames.append(labelled(rows.rename(columns={"altered": "rope_scaling"})))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=EPISODE_COLUMNS)
+
+
+def labelled(episodes: pd.DataFrame) -> pd.DataFrame:
+    """RoPE played with an inference-time scaling is its own entry: `rope+yarn`."""
+    if "rope_scaling" not in episodes:
+        return episodes
+    scaled = episodes.rope_scaling.fillna("none") != "none"
+    label = episodes.variant.where(~scaled, episodes.variant + "+" + episodes.rope_scaling)
+    return episodes.assign(variant=label).drop(columns="rope_scaling")
 
 
 def arms(params) -> list[str]:

@@ -100,7 +100,7 @@ def run(
     if altered is not None:
         scalings = altered[~altered.altered.str.endswith(" off")]
         played = pd.concat([played, scalings.rename(columns={"altered": "rope_scaling"})])
-    context = pd.concat([grid, labelled(played)], ignore_index=True)
+    context = pd.concat([grid, sequential.labelled(played)], ignore_index=True)
     labels = variants + sorted(set(context.variant) - set(variants))
     grid, context = ordered(grid, variants), ordered(context, labels)
     declared = params.verdict.declared()
@@ -195,15 +195,6 @@ def attention_maps(paths, variants: list[str]) -> dict[str, dict]:
         for variant in variants
         if variant in runs
     }
-
-
-def labelled(context: pd.DataFrame) -> pd.DataFrame:
-    """RoPE played with an inference-time scaling is its own entry: `rope+yarn`."""
-    if "rope_scaling" not in context:
-        return context
-    scaled = context.rope_scaling.fillna(NO_SCALING) != NO_SCALING
-    label = context.variant.where(~scaled, context.variant + "+" + context.rope_scaling)
-    return context.assign(variant=label).drop(columns="rope_scaling")
 
 
 def read_metrics(paths) -> pd.DataFrame:
