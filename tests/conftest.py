@@ -59,13 +59,14 @@ def tiny_raw() -> dict:
 
 def explored_study(root: Path, raw: dict):
     """The study of params `raw` made in `root` through the CLI as far as the explorer: data,
-    every model trained and grid-swept (its CSV, all the explorer reads), then explored. Returns
-    (params, the explore command's arguments)."""
+    every model trained and grid-swept (its CSV), in a run that plays whole episodes its context
+    sweep and position step too (all the explorer reads), then explored. Returns (params, the
+    explore command's arguments)."""
     import torch
 
     from dtpe import cli, names
     from dtpe.model import checkpoint
-    from dtpe.steps import episode_csv, evaluate
+    from dtpe.steps import episode_csv, evaluate, position
 
     torch.set_num_threads(1)
     path = root / "params.yaml"
@@ -86,9 +87,16 @@ def explored_study(root: Path, raw: dict):
                 == 0
             )
             trained = checkpoint.load(root / "models" / name)
-            grid = evaluate.grid_sweep(trained, checked, root / "data", e, s)
-            (root / "results/eval/grid").mkdir(parents=True, exist_ok=True)
-            episode_csv.write(grid, checked.env.world, root / "results/eval/grid" / f"{name}.csv")
+            swept = {"grid": evaluate.grid_sweep(trained, checked, root / "data", e, s)}
+            if checked.evaluate.whole_episode:
+                args = (trained, checked, root / "data", e, s, swept["grid"])
+                swept["context"] = evaluate.context_sweep(*args)
+                swept["position"] = position.played(*args)
+            for sweep, rows in swept.items():
+                (root / "results/eval" / sweep).mkdir(parents=True, exist_ok=True)
+                episode_csv.write(
+                    rows, checked.env.world, root / f"results/eval/{sweep}/{name}.csv"
+                )
     explore = [*common, "--models", str(root / "models"), "--results", str(root / "results")]
     assert cli.main(["explore", *explore, "--out", str(root / "figures")]) == 0
     return checked, explore

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import explored_study, tiny_raw
+from conftest import explored_study, tiny_raw, tmaze_raw
 from PIL import Image
 
 from dtpe import cli
@@ -41,7 +41,7 @@ def built(tmp_path_factory):
 
 
 def grid_rows(root, params) -> pd.DataFrame:
-    return explorer.read_grid(params, root / "results/eval/grid")
+    return explorer.read_rows(params, root / "results/eval")
 
 
 def page_of(root):
@@ -178,9 +178,9 @@ def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, m
     root, params, _ = built
     real, calls = traces.play, []
 
-    def tie_broken(model, lay, params, cap, wanted, as_evaluated=False):
+    def tie_broken(model, lay, params, cap, wanted, as_evaluated=False, *args, **kwargs):
         calls.append(as_evaluated)
-        out = real(model, lay, params, cap, wanted, as_evaluated)
+        out = real(model, lay, params, cap, wanted, as_evaluated, *args, **kwargs)
         if not as_evaluated:
             first = min(out)
             out[first] = {**out[first], "steps": out[first]["steps"] + 1}
@@ -188,10 +188,7 @@ def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, m
 
     monkeypatch.setattr(traces, "play", tie_broken)
     grid = grid_rows(root, params)
-    models = {
-        m["name"]: checkpoint.load(root / "models" / m["name"])
-        for m in explorer.model_table(params)
-    }
+    models = {m: checkpoint.load(root / "models" / m) for m in set(grid.model)}
     world = catalog.get(params.env.world)
     page, _ = explorer.collect(params, world, root / "data", models, grid)
     assert calls.count(True) == calls.count(False) > 0
@@ -247,7 +244,7 @@ def test_a_replay_that_disagrees_with_the_csv_stops(built, tmp_path, capsys):
     rows.to_csv(csv, index=False)
     explore[explore.index("--results") + 1] = str(results)
     assert cli.main(["explore", *explore, "--out", str(tmp_path / "figures")]) == 1
-    assert "disagrees with the grid sweep's CSV" in capsys.readouterr().err
+    assert "disagrees with its row in results/eval/grid" in capsys.readouterr().err
 
 
 def test_animations_and_embedding_figure(built):
@@ -338,3 +335,110 @@ def test_page_in_a_real_browser(built, tmp_path):
         browser.close()
     assert not errors, errors
     assert (tmp_path / "explorer.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """A tiny T-Maze run that plays whole episodes (context 40) with RoPE's YaRN, explored."""
+    root = tmp_path_factory.mktemp("whole")
+    raw = tmaze_raw()
+    raw["study"] = {"variants": ["rope", "nope"], "seeds": [1]}
+    raw["stats"]["reference"] = "rope"
+    raw["train"]["epochs"] = 1
+    raw["evaluate"].update(contexts=[6, 40], whole_episode=True)
+    raw["position"] = {"scalings": ["yarn"], "ablate": ["k"], "sizes": [16]}
+    raw["explorer"]["layouts_per_suite"] = 2
+    params, _ = explored_study(root, raw)
+    return root, params
+
+
+def test_a_whole_episode_run_shows_each_model_at_that_context_and_ropes_scalings(whole):
+    root, params = whole
+    head, binary = explorer_page.unpack(page_of(root))
+    assert [(m["name"], m["k"], m["context"]) for m in head["models"]] == [
+        ("rope_s1", "rope", 6),
+        ("nope_s1", "nope", 6),
+        ("rope_s1 at 40", "rope", 40),
+        ("nope_s1 at 40", "nope", 40),
+        ("rope+yarn_s1 at 40", "rope+yarn", 40),  # the switched-off suites are not arms
+    ]
+    # each episode is its own sweep's row: the scaled arm's the position step's
+    csv = {
+        sweep: pd.read_csv(root / f"results/eval/{sweep}/rope_s1.csv")
+        for sweep in ("grid", "context", "position")
+    }
+    source = {
+        "rope_s1": csv["grid"],
+        "rope_s1 at 40": csv["context"][csv["context"].context == 40],
+        "rope+yarn_s1 at 40": csv["position"][csv["position"].altered == "yarn"],
+    }
+    # an unscaled episode the context sweep took over from the grid sweep was played there
+    rows = explorer.read_rows(params, root / "results/eval")
+    at_40 = rows[rows.model == "rope_s1 at 40"].set_index(["grid_size", "layout_id"])
+    grid = csv["grid"].set_index(["grid_size", "layout_id"]).steps.reindex(at_40.index)
+    assert (at_40.batched == (grid > 6)).all()
+    assert rows[rows.model == "rope+yarn_s1 at 40"].batched.all()
+    layers, heads, per = head["layers"], head["heads"], len(head["actions"])
+    end = 0
+    for ep in head["episodes"]:
+        m = head["models"][ep["m"]]
+        if m["name"] in source:
+            rows = source[m["name"]].set_index(["grid_size", "layout_id"])
+            row = rows.loc[(ep["size"], ep["layout"])]
+            assert (ep["success"], ep["steps"]) == (row.success, row.steps), m["name"]
+        # the attention bytes of a step cover its window at its model's context
+        windows = [min(t + 1, m["context"]) for t in range(ep["shown"])]
+        assert ep["off"] == end
+        end += per * ep["shown"] + layers * heads * sum(3 * w - 1 for w in windows)
+    assert end == len(binary)
+    assert any(ep["shown"] > 6 for ep in head["episodes"])  # windows past the training one
+
+
+def test_a_scaled_arms_attention_is_the_scaled_models(whole):
+    root, params = whole
+    model = checkpoint.load(root / "models" / "rope_s1")
+    lay, _ = dataset.load_suite(root / "data", 32, params.env)
+    world = catalog.get(params.env.world)
+    with model.at_context(40, "yarn"):
+        played = traces.play(model, lay, params, params.env.cap(32), lay.ids[:2], context=40)
+        i = lay.ids[0]
+        rep = traces.replay(
+            world,
+            lay.subset([0]),
+            played[i]["actions"],
+            params.env,
+            params.evaluate.target_return,
+        )
+        rows, logits = traces.attention(model, rep, played[i]["actions"], 40)
+    probs = torch.softmax(torch.tensor(logits), -1)
+    np.testing.assert_allclose(probs, played[i]["probs"], atol=1e-5)
+    assert rows[-1].shape[-1] == 3 * len(played[i]["actions"]) - 1  # one window, never slid
+    unscaled = traces.play(model, lay, params, params.env.cap(32), lay.ids[:2], context=40)
+    assert not np.allclose(unscaled[i]["probs"], played[i]["probs"])
+
+
+def test_a_whole_episode_page_in_a_real_browser(whole):
+    root, _ = whole
+    browser_path = chromium()
+    from playwright.sync_api import sync_playwright
+
+    errors = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path)
+        page = browser.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((root / "figures" / explorer.PAGE).as_uri())
+        page.wait_for_selector("body[data-ready]")
+        assert page.get_attribute("body", "data-ready") == "true", errors
+        assert page.locator("#k option").all_text_contents() == ["rope", "nope"]
+        page.select_option("#context", "40")
+        assert page.locator("#k option").all_text_contents() == ["rope", "nope", "rope+yarn"]
+        page.select_option("#k", "rope+yarn")
+        assert page.get_attribute("#outcome", "data-model") == "rope+yarn_s1 at 40"
+        assert page.text_content("#ctx") == "40"
+        page.select_option("#size", "32")
+        for _ in range(8):
+            page.click("#next")
+        assert page.get_attribute("#maze", "data-step") == "8"
+        browser.close()
+    assert not errors, errors

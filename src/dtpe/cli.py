@@ -338,7 +338,7 @@ def cmd_explore(args, params):
 
     torch.set_num_threads(args.threads)
     paths = explorer.run(
-        params, Path(args.data), Path(args.models), Path(args.results) / "eval" / "grid", args.out
+        params, Path(args.data), Path(args.models), Path(args.results) / "eval", args.out
     )
     sizes = ", ".join(f"{p.name} {p.stat().st_size / 1e6:.2f} MB" for p in paths)
     print(f"explore: {sizes}")

@@ -385,7 +385,12 @@ STEPS = (
             RESULTS,
             Flag("--out", "figures", "folder for the page and figures"),
         ),
-        inputs=("data", "models/{model}", "results/eval/grid/{model}.csv"),
+        # the context sweep and the position step: a whole-episode run's arms at that context
+        inputs=(
+            "data",
+            "models/{model}",
+            *(f"results/eval/{sweep}/{{model}}.csv" for sweep in ("grid", "context", "position")),
+        ),
         outputs=(
             Out(EXPLORER[0]),
             Out(EXPLORER[1]),
@@ -399,6 +404,7 @@ STEPS = (
             "compute",
             "model",
             "evaluate",
+            "position.scalings",
             "data.suite_sizes",
         ),
         params_file="params.yaml",  # its command line takes compute.threads from there

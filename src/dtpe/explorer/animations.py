@@ -46,7 +46,7 @@ def gif_name(size: int) -> str:
 
 def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, str], int | None]:
     """{(variant, "success" | "failure"): layout id, or None where the first seed's model has
-    no such episode on this grid size}. grid: explorer.read_grid's rows."""
+    no such episode on this grid size}. grid: explorer.training's rows."""
     seed = params.shown_seeds()[0]
     picked = {}
     for e in params.study.variants:

@@ -19,18 +19,24 @@ from dtpe.model.transformer import TOKENS_PER_STEP
 from dtpe.steps import rollout
 
 
-def play(model, lay, params, cap: int, wanted, as_evaluated: bool = False) -> dict[int, dict]:
+def play(
+    model, lay, params, cap: int, wanted, as_evaluated: bool = False, context=None, played=None
+) -> dict[int, dict]:
     """Traced episodes, each to at most `cap` steps, of the suite's layouts whose ids are in
-    `wanted`: {layout_id: {success,
-    steps, actions (steps,), probs (steps, actions)}}, played together as one batch, or with
-    `as_evaluated` in the evaluation's own batches of evaluate.batch_size (each batch holding a
-    wanted layout played whole). The model computes each episode's row on its own, so a batch's
-    size changes a probability by a float's rounding at most (tests/test_explorer.py): the
-    same actions unless the greedy choice is a near tie. One batch spares a DoorKey run a grid
-    sweep's time again (its failures run to MiniGrid's 10 N^2 steps); build.collect plays the
-    evaluation's batches where an outcome differs from its CSV row."""
+    `wanted`: {layout_id: {success, steps, actions (steps,), probs (steps, actions)}}, played
+    together as one batch, or with `as_evaluated` in the evaluation's own batches of
+    evaluate.batch_size over the layouts its sweep played (`played`, a mask; None: all), each
+    batch holding a wanted layout played whole. `context`: the window's timesteps (None: the
+    training context; the caller enters a model into a longer one, `at_context`). The model
+    computes each episode's row on its own, so a batch's size changes a probability by a
+    float's rounding at most (tests/test_explorer.py): the same actions unless the greedy
+    choice is a near tie. One batch spares a DoorKey run a grid sweep's time again (its
+    failures run to MiniGrid's 10 N^2 steps); build.collect plays the evaluation's batches
+    where an outcome differs from its CSV row."""
     ev = params.evaluate
+    context = params.model.context if context is None else context
     if as_evaluated:
+        lay = lay if played is None else lay.subset(played)
         starts = range(0, len(lay), ev.batch_size)
         batches = [lay.subset(slice(i, i + ev.batch_size)) for i in starts]
         batches = [b for b in batches if np.isin(b.ids, wanted).any()]
@@ -42,7 +48,7 @@ def play(model, lay, params, cap: int, wanted, as_evaluated: bool = False) -> di
             model,
             batch,
             params.env,
-            params.model.context,
+            context,
             ev.target_return,
             ev.precision,
             trace=True,
