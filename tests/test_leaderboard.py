@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dtpe import submitted
 from dtpe.analysis import leaderboard, verdict_words
 from dtpe.params import load
 
@@ -15,19 +16,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_committed_leaderboard_is_what_the_runs_give():
-    tests = load(ROOT / "params.yaml").leaderboard.tests
-    board = leaderboard.build(tests, ROOT)
+    board_params = load(ROOT / "params.yaml").leaderboard
+    tests, folder = board_params.tests, board_params.submissions
+    board = leaderboard.build(tests, ROOT, folder)
     committed = leaderboard.read(ROOT / "results" / "leaderboard.csv")
     pd.testing.assert_frame_equal(committed, leaderboard.read_frame(board), check_dtype=False)
-    decided = leaderboard.verdicts(tests, ROOT)
+    decided = leaderboard.verdicts(tests, ROOT, folder)
     assert (ROOT / "results" / "leaderboard.md").read_text() == leaderboard.markdown(
         committed, decided
     )
+    deciding = [t["decided_by"] for t in tests if t["decided_by"]]
+    deciding += [s["run"] for s in submitted.runs(ROOT, folder)]
     assert decided.count("\n") + 1 == sum(
-        len(pd.read_csv(ROOT / t["decided_by"] / "results/stats/decisions.csv"))
-        for t in tests
-        if t["decided_by"]
+        len(pd.read_csv(ROOT / run / "results/stats/decisions.csv")) for run in deciding
     )
+    assert set(board.run) >= {s["run"] for s in submitted.runs(ROOT, folder)}
 
 
 def test_the_readme_block_is_the_generated_one():
