@@ -190,7 +190,9 @@ def test_an_outcome_unlike_its_row_is_played_in_the_evaluations_batches(built, m
     grid = grid_rows(root, params)
     models = {m: checkpoint.load(root / "models" / m) for m in set(grid.model)}
     world = catalog.get(params.env.world)
-    page, _ = explorer.collect(params, world, root / "data", models, grid)
+    page, _ = explorer.collect(
+        params, world, root / "data", models, grid, explorer.arms(params, grid)
+    )
     assert calls.count(True) == calls.count(False) > 0
     rows = grid.set_index(["model", "grid_size", "layout_id"])
     for ep in page:

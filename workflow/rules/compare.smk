@@ -1,9 +1,15 @@
 # Runs side by side, from each run's own statistics: `snakemake --cores 1 compare`. Not part of
 # `all`, and no DVC stage: the runs are made by their own commands (the default here, the others
 # with --configfile params-<run>.yaml --directory runs/<run>), not by this run. Which runs, by
-# label, as folders relative to the working directory:
+# label, as folders relative to the working directory; the default is the committed
+# results/compare's, submissions included (their decisions join verdicts.md):
 #   snakemake --cores 1 compare --config 'compare_runs={default: ., power: runs/power}'
-COMPARE_RUNS = config.get("compare_runs", {"default": ".", "protocol": "runs/protocol"})
+COMMITTED_RUNS = ["protocol", "study", "doorkey", "crossing", "confirm-maze", "confirm-doorkey",
+                  "memory", "memory-far", "confirm-memory", "tmaze", "tmaze-anywhere",
+                  "confirm-tmaze", "submit-prope-tmaze"]  # fmt: skip
+COMPARE_RUNS = config.get(
+    "compare_runs", {"default": ".", **{run: f"runs/{run}" for run in COMMITTED_RUNS}}
+)
 
 
 rule compare:

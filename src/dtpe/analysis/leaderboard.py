@@ -154,7 +154,7 @@ LEGEND = (
     "Success % at each test's largest size (the whole episode in the window where the test "
     "plays it), mean over seeds; *: switching its k or t encoding off moves none of its models "
     "there; the test's confirmatory verdicts: >rope above rope, <rope below, ≈rope within the "
-    "margin, ?rope undecided; –: not run."
+    "margin, ?rope undecided, …rope open (a look to come); –: not run."
 )
 
 

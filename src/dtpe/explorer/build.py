@@ -248,9 +248,10 @@ def checked(arm: Arm, lay, layout, rows, played, params, world) -> Episode:
     )
 
 
-def collect(params, world, data_dir: Path, models: dict, rows: pd.DataFrame):
-    """Plays every arm on the layouts of `world` (the run's) the page and the animations show,
-    as its sweep played them. models: {checkpoint name: DecisionTransformer}; rows: read_rows'.
+def collect(params, world, data_dir: Path, models: dict, rows: pd.DataFrame, page_arms: list[Arm]):
+    """Plays every arm of `page_arms` (arms') on the layouts of `world` (the run's) the page and
+    the animations show, as its sweep played them. models: {checkpoint name:
+    DecisionTransformer}; rows: read_rows'.
     Returns (page episodes, {(size, variant, kind): Episode or None})."""
     first_seed = params.shown_seeds()[0]
     shown = {
@@ -263,7 +264,7 @@ def collect(params, world, data_dir: Path, models: dict, rows: pd.DataFrame):
     page, picked = [], {}
     for n in params.data.suite_sizes:
         lay, _, cap = evaluate.played_suite(data_dir, n, params)
-        for arm in arms(params, rows):
+        for arm in page_arms:
             trained = arm.name == arm.model
             for_gif = {
                 kind: v
@@ -327,7 +328,7 @@ def run(params, data_dir: Path, models_dir: Path, eval_dir: Path, out: Path) -> 
         name: checkpoint.load(Path(models_dir) / name)
         for name in dict.fromkeys(a.model for a in page_arms)
     }
-    page, picked = collect(params, world, data_dir, models, rows)
+    page, picked = collect(params, world, data_dir, models, rows, page_arms)
     windows = drawn(params, page + [ep for ep in picked.values() if ep is not None])
     cfg = next(iter(models.values())).cfg
     caps = evaluate.suite_caps(data_dir, params)
