@@ -3,9 +3,11 @@ row, in this checkout, on its committed overlay (the first call, which writes th
 timed too when the overlay is not there yet, and the bench stops for the commit as the command
 does). Wall and core time (the children's user + system CPU, resource.getrusage) of the whole
 and of each phase the command reports (contract, canary, import, each look, the report and the
-leaderboard), the models it trained, and per model its core time against the baseline's own
-models' (their committed Snakemake benchmarks, the peer: the same world, suites and steps), so
-that the cost of the fixed arms it did not retrain is read off in the same units.
+leaderboard), the models it trained, and per model its steps' recorded seconds. The peer, in
+the same run: the evaluate step of the submission's first model and of the canary's (the
+reference's first baseline model, the same world, suites and sweeps), played side by side into
+a scratch folder and timed, their CSVs compared with the committed ones byte for byte; the
+baseline's own step records come from the CPU that made them and are printed as that.
 
 Usage: python bench/submission.py --variant prope --test "T-Maze, cue at start" [--cores 2]
 Prints figures, then one JSON line. Goal (issue 74): at most 60 minutes on 2 cores at the
@@ -14,19 +16,22 @@ confirmatory cap."""
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from dtpe import names, params, submission  # noqa: E402
+from dtpe import names, params, pipeline, submission  # noqa: E402
 from dtpe.analysis import sequential  # noqa: E402
 from dtpe.numerics import cpu_name  # noqa: E402
 
@@ -59,6 +64,36 @@ def model_seconds(run: Path, models: list[str]) -> float:
         if files:
             totals.append(sum(float(pd.read_csv(f, sep="\t").s.iloc[0]) for f in files))
     return float(pd.Series(totals).median()) if totals else float("nan")
+
+
+def evaluated_side_by_side(run: Path, overlay: Path, models: list[tuple[str, int]]) -> dict:
+    """Each model's evaluate step as Snakemake runs it (pipeline's command), all at once, one
+    thread each, into a scratch folder: {model: (wall s, sweeps whose CSV equals the committed
+    one)}."""
+    step = next(s for s in pipeline.STEPS if s.name == "evaluate")
+    sweeps = [out.name for out in step.outputs]
+    with tempfile.TemporaryDirectory() as scratch:
+        procs = {}
+        for variant, seed in models:
+            model = names.model_name(variant, seed)
+            output = SimpleNamespace(**{w: f"{scratch}/{w}_{model}.csv" for w in sweeps})
+            command = step.command.format(
+                params=overlay, variant=variant, seed=seed, threads=1, output=output
+            )
+            procs[model] = (time.perf_counter(), subprocess.Popen(command.split(), cwd=run))
+        done = {}
+        for model, (started, proc) in procs.items():
+            if proc.wait() != 0:
+                sys.exit(f"the peer's evaluate of {model} stopped (exit {proc.returncode})")
+            same = [
+                w
+                for w in sweeps
+                if filecmp.cmp(
+                    f"{scratch}/{w}_{model}.csv", run / f"results/eval/{w}/{model}.csv", False
+                )
+            ]
+            done[model] = (time.perf_counter() - started, same)
+    return done
 
 
 def main() -> None:
@@ -95,9 +130,17 @@ def main() -> None:
         previous = at
     print(f"  models trained: {len(trained)}; the fixed arms' {len(held)} imported, not trained")
     print(
-        f"  per model, its steps' seconds (median): {mine:.0f} s; the baseline's own models: "
-        f"{peer:.0f} s (ratio {mine / peer:.2f}); retraining the fixed arms too would add about "
-        f"{len(held) * peer / args.cores / 60:.0f} min at {args.cores} jobs"
+        f"  per model, its steps' seconds (median): {mine:.0f} s; the baseline's own models, as "
+        f"recorded on the CPU that made them: {peer:.0f} s; retraining the fixed arms too would "
+        f"add about {len(held) * peer / args.cores / 60:.0f} min at {args.cores} jobs"
+    )
+    first = (args.variant, params.load(overlay).study.seeds[0])
+    canary = sequential.fixed_models(params.load(overlay))[0]
+    side = evaluated_side_by_side(run, overlay.resolve(), [first, canary])
+    (a, (wall_a, same_a)), (b, (wall_b, same_b)) = side.items()
+    print(
+        f"  peer, evaluate side by side in this run: {a} {wall_a:.0f} s, {b} {wall_b:.0f} s "
+        f"(ratio {wall_a / wall_b:.2f}); CSVs equal to the committed: {a} {same_a}, {b} {same_b}"
     )
     print(f"  goal: 60 min; {'met' if wall <= 3600 else 'not met'} ({wall / 60:.1f} min)")
     record = {
@@ -110,7 +153,9 @@ def main() -> None:
         "models_trained": len(trained),
         "models_imported": len(held),
         "model_s_median": mine,
-        "baseline_model_s_median": peer,
+        "baseline_model_s_median_recorded": peer,
+        "peer_evaluate_s": {m: wall for m, (wall, _) in side.items()},
+        "peer_evaluate_identical": {m: same for m, (_, same) in side.items()},
         "phases": [{"at_s": at, "line": line} for at, line in lines],
         "cpu": cpu_name(),
     }
