@@ -80,7 +80,8 @@ def evaluated_side_by_side(run: Path, overlay: Path, models: list[tuple[str, int
             command = step.command.format(
                 params=overlay, variant=variant, seed=seed, threads=1, output=output
             )
-            procs[model] = (time.perf_counter(), subprocess.Popen(command.split(), cwd=run))
+            argv = [sys.executable, "-m", *command.split()]  # `dtpe ...` as this Python runs it
+            procs[model] = (time.perf_counter(), subprocess.Popen(argv, cwd=run))
         done = {}
         for model, (started, proc) in procs.items():
             if proc.wait() != 0:
