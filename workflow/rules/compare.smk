@@ -1,15 +1,13 @@
 # Runs side by side, from each run's own statistics: `snakemake --cores 1 compare`. Not part of
 # `all`, and no DVC stage: the runs are made by their own commands (the default here, the others
 # with --configfile params-<run>.yaml --directory runs/<run>), not by this run. Which runs, by
-# label, as folders relative to the working directory; the default is the committed
-# results/compare's, submissions included (their decisions join verdicts.md):
+# label, as folders relative to the working directory: workflow/compare_runs.yaml's (the
+# committed results/compare's), or
 #   snakemake --cores 1 compare --config 'compare_runs={default: ., power: runs/power}'
-COMMITTED_RUNS = ["protocol", "study", "doorkey", "crossing", "confirm-maze", "confirm-doorkey",
-                  "memory", "memory-far", "confirm-memory", "tmaze", "tmaze-anywhere",
-                  "confirm-tmaze", "submit-prope-tmaze"]  # fmt: skip
-COMPARE_RUNS = config.get(
-    "compare_runs", {"default": ".", **{run: f"runs/{run}" for run in COMMITTED_RUNS}}
-)
+import yaml
+
+with open(repo("workflow/compare_runs.yaml")) as f:
+    COMPARE_RUNS = config.get("compare_runs") or yaml.safe_load(f)
 
 
 rule compare:
