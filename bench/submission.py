@@ -70,7 +70,7 @@ def evaluated_side_by_side(run: Path, overlay: Path, models: list[tuple[str, int
     """Each model's evaluate step as Snakemake runs it (pipeline's command), all at once, one
     thread each, into a scratch folder: {model: (wall s, sweeps whose CSV equals the committed
     one)}."""
-    step = next(s for s in pipeline.STEPS if s.name == "evaluate")
+    step = pipeline.step("evaluate")
     sweeps = [out.name for out in step.outputs]
     with tempfile.TemporaryDirectory() as scratch:
         procs = {}
@@ -117,7 +117,9 @@ def main() -> None:
         print(f"\nthe overlay {overlay.name} is written: commit it, then run the bench again")
         return
     run = ROOT / p.leaderboard.submissions / submission.name(args.variant, base)
-    held = {names.model_name(*m) for m in sequential.fixed_models(params.load(overlay))}
+    mine_params = params.load(overlay)
+    fixed = sequential.fixed_models(mine_params)
+    held = {names.model_name(*m) for m in fixed}
     trained = sorted(
         m.name for m in (run / "models").iterdir() if m.is_dir() and m.name not in held
     )
@@ -135,9 +137,8 @@ def main() -> None:
         f"recorded on the CPU that made them: {peer:.0f} s; retraining the fixed arms too would "
         f"add about {len(held) * peer / args.cores / 60:.0f} min at {args.cores} jobs"
     )
-    first = (args.variant, params.load(overlay).study.seeds[0])
-    canary = sequential.fixed_models(params.load(overlay))[0]
-    side = evaluated_side_by_side(run, overlay.resolve(), [first, canary])
+    first = (args.variant, mine_params.study.seeds[0])
+    side = evaluated_side_by_side(run, overlay.resolve(), [first, fixed[0]])  # fixed[0]: the canary
     (a, (wall_a, same_a)), (b, (wall_b, same_b)) = side.items()
     print(
         f"  peer, evaluate side by side in this run: {a} {wall_a:.0f} s, {b} {wall_b:.0f} s "
