@@ -204,7 +204,12 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(
     rows = [
         {column: math.nan for column in verdicts.COLUMNS}
         | {"a": a, "b": "learned", "endpoint": "10+12", "outcome": outcome, "estimate": estimate}
-        | {"effect_pct": effect, "ci_low_pct": effect - 4, "ci_high_pct": effect + 4}
+        | {
+            "effect_pct": effect,
+            "ci_low_pct": effect - 4,
+            "ci_high_pct": effect + 4,
+            "ci_level": 0.9875,
+        }
         | {"seeds_a": 15, "seeds_b": 15, "stable": 1.0}
         | {"preregistration": "recorded", "overlay_commit": "e" * 40, "overlay_sha256": "f" * 64}
         for a, outcome, estimate, effect in [

@@ -920,6 +920,7 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "effect_pct": 31.0,
         "ci_low_pct": 20.5,
         "ci_high_pct": 41.5,
+        "ci_level": 1 - 0.025 / 2,
         "naive_effect_pct": 33.0,
         "naive_ci_low_pct": 22.5,
         "naive_ci_high_pct": 43.5,
@@ -1013,7 +1014,7 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
     )
     assert (
         "- **rope vs learned on 10+20**: rope above learned (tested against 0): +31.0 [+20.5, "
-        "+41.5] points [95 % CI], 5 + 5 seeds (stagewise median-unbiased; naive +33.0 [+22.5, "
+        "+41.5] points [98.75 % CI], 5 + 5 seeds (stagewise median-unbiased; naive +33.0 [+22.5, "
         "+43.5]) (10 models, stable for 100% of 100 test seeds)" in verdict
     )
     assert "- **rope vs sinusoidal on 10+20**: rope vs sinusoidal open after interim" in verdict

@@ -302,6 +302,24 @@ def test_the_estimate_after_an_early_stop_undoes_the_stops_bias():
     assert theta == pytest.approx(1.3, abs=1e-6)
 
 
+def test_a_stopped_hypothesis_interval_is_at_the_level_its_rejection_was_tested_at():
+    """Each look tests a hypothesis two-sided at alpha / m (0.05 / 3 here): its stagewise
+    interval at 1 - alpha / m excludes 0 exactly when the test rejected; at the run's 95 % a
+    third of these unrejected hypotheses would show an interval that excludes 0."""
+    p = params.check(confirm_raw())
+    assert verdicts.level(p) == pytest.approx(1 - 0.05 / 3)
+    seen = set()
+    for seed in range(8):
+        scores = planted({"rope": 58, "learned": 50, "sinusoidal": 52, "nope": 47}, sd=9, seed=seed)
+        replayed = sequential.replay(p, scores)
+        for h, d, a, b in verdicts.sequential_sides(p, scores, replayed):
+            row = verdicts.stopped(h, d, a, b, p)
+            rejected = d.decision in sequential.REJECTED
+            assert (row["ci_low_pct"] > 0 or row["ci_high_pct"] < 0) == rejected
+            seen.add(rejected)
+    assert seen == {True, False}
+
+
 def test_decisions_are_a_function_of_the_scores_alone():
     """No random draw decides: every hypothesis's outcome is the same under 100 seeds of the
     statistics' generator (`stable` 1.0), and the same scores replay to the same table."""

@@ -13,7 +13,7 @@ import pytest
 from dtpe.analysis import verdict_words
 
 ROOT = Path(__file__).resolve().parents[1]
-METHODS = {"confidence": 0.95, "claim_alpha": 0.025}
+METHODS = {"claim_alpha": 0.025}
 
 
 def row(**changed):
@@ -24,6 +24,7 @@ def row(**changed):
         effect_pct=26.0,
         ci_low_pct=13.0,
         ci_high_pct=38.2,
+        ci_level=1 - 0.025 / 2,
         margin_pct=10.0,
         equivalence_low_pct=21.8,
         equivalence_high_pct=37.0,
@@ -38,7 +39,14 @@ def row(**changed):
 @pytest.mark.parametrize(
     "changed, words",
     [
-        ({}, "fire above rope (tested against 0): +26.0 [+13.0, +38.2] points [95 % CI], 15 + 15"),
+        (
+            {},
+            "fire above rope (tested against 0): +26.0 [+13.0, +38.2] points [98.75 % CI], 15 + 15",
+        ),
+        (
+            {"ci_level": 0.95},
+            "fire above rope (tested against 0): +26.0 [+13.0, +38.2] points [95 % CI]",
+        ),
         ({"outcome": "a < b"}, "fire below rope (tested against 0): +26.0"),
         (
             {"outcome": "equivalent within ±10", "effect_pct": 0.6, "equivalence_low_pct": -4.8},
@@ -78,6 +86,9 @@ def test_every_committed_report_states_its_decisions_in_these_words():
         methods = json.loads((stats / "methods.json").read_text())
         report = (stats.parents[1] / "figures/REPORT.md").read_text()
         for decided in decisions.itertuples():
+            # each hypothesis's rejection is tested two-sided at the claims' alpha over m
+            tested = 1 - methods["claim_alpha"] / len(decisions)
+            assert decided.ci_level == pytest.approx(tested), (stats, decided.hypothesis)
             assert verdict_words.sentence(decided, methods) in report, (stats, decided.hypothesis)
             checked += 1
     assert checked >= 13

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from dtpe import names, preregistration
-from dtpe.analysis import shared_layouts, tables, verdicts
+from dtpe.analysis import shared_layouts, tables, verdict_words, verdicts
 from dtpe.analysis.cells import UNDEFINED, grid_label, p_value, with_interval
 
 NEEDED = {
@@ -161,6 +161,7 @@ def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
                 with_interval(*cells, sign="+")
                 for cells in zip(table.effect_pct, table.ci_low_pct, table.ci_high_pct)
             ],
+            "CI level": [verdict_words.levels([c]) for c in table.ci_level],
             "Estimate": table.estimate,
             "Seeds a + b": [f"{a} + {b}" for a, b in zip(table.seeds_a, table.seeds_b)],
             "Stable": table.stable.map(lambda x: f"{x:.2f}"),
@@ -177,8 +178,9 @@ def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
         "Every declared hypothesis of every confirmatory run, as its own decisions table has it "
         "(the benchmark's verdicts; exploratory runs decide nothing and are left out). a − b: "
         "the difference of per-seed success averaged over the grids, in points, with its "
-        "interval at the run's confidence; stagewise median-unbiased where a sequential test "
-        "stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
+        "interval at 1 − the α its rejection was tested at (the run's claims' α over its "
+        "hypotheses; ci_level in verdicts.csv); stagewise median-unbiased where a sequential "
+        "test stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
         f"verdict. {tables.FRAGILITY} Shared layouts: per other run of the world that shares "
         "any, the run's training layouts and its endpoint's played suite layouts that it holds "
         "too, by content (grid, start and heading), and in brackets by grid alone "

@@ -51,7 +51,7 @@ def draw(
     comparisons = pd.read_csv(stats_dir / "comparisons.csv")
     horizons = pd.read_csv(stats_dir / "horizon.csv")
     figures = {
-        HEADLINE: headline.draw(params, stats_dir, methods),
+        HEADLINE: headline.draw(params, stats_dir),
         f"fig1_{params.env.world}": layout_picture(
             Path(data_dir), max(params.data.suite_sizes), params.env
         ),

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from dtpe.analysis import palette, panels
+from dtpe.analysis import palette, panels, verdict_words
 from dtpe.world import catalog as worlds
 
 CAPTIONS = {
@@ -47,7 +47,7 @@ def read(stats_dir: Path, name: str) -> pd.DataFrame:
     return pd.read_csv(Path(stats_dir) / f"{name}.csv")
 
 
-def draw(params, stats_dir: Path, methods: dict) -> Figure:
+def draw(params, stats_dir: Path) -> Figure:
     """The headline figure of the run whose params and stats folder are given."""
     shown = kind(params, stats_dir)
     if shown == "decisions":
@@ -55,7 +55,6 @@ def draw(params, stats_dir: Path, methods: dict) -> Figure:
         return decisions(
             read(stats_dir, "decisions"),
             pd.read_csv(looks) if looks.is_file() else None,
-            methods,
         )
     success = read(stats_dir, "whole_episode" if shown == "reach" else "success_by_grid")
     context = int(success.context.iloc[0]) if shown == "reach" else int(params.model.context)
@@ -154,7 +153,7 @@ def cue(ax, milestone: pd.DataFrame, shown: list[str], colours: dict, words) -> 
     ax.legend(fontsize=7, loc="lower left", frameon=False)
 
 
-def decisions(table: pd.DataFrame, looks: pd.DataFrame | None, methods: dict) -> Figure:
+def decisions(table: pd.DataFrame, looks: pd.DataFrame | None) -> Figure:
     """Left: z per look against ±the boundary, one line per hypothesis; right: each estimate
     with its interval, 0 and ±margin marked."""
     width, height = panels.PANEL_INCHES
@@ -193,7 +192,7 @@ def decisions(table: pd.DataFrame, looks: pd.DataFrame | None, methods: dict) ->
         if not math.isnan(row.margin_pct):
             right.plot([-row.margin_pct, row.margin_pct], [yi, yi], "|", color="0.4", markersize=14)
     right.set_yticks(y, names)
-    level = f"{100 * methods['confidence']:g} %"
+    level = verdict_words.levels(table.ci_level)
     right.set(xlabel="a − b (points)", title=f"Estimate, {level} interval (|: ±margin)")
     fig.suptitle("The declared hypotheses")
     return fig

@@ -155,12 +155,18 @@ def fractions(params) -> tuple[float, ...]:
     return group_sequential.equally_spaced(params.verdict.sequential["interims"])
 
 
+def hypothesis_alpha(params) -> float:
+    """The two-sided alpha one declared hypothesis's rejection is tested at: alpha / m, alpha
+    what the family's rejections spend (verdict.claim_alpha), m its hypotheses. A sequential
+    run's looks spend it (bounds); a fixed design's Holm never tests below it (Bonferroni)."""
+    return params.verdict.claim_alpha(params.stats.alpha) / len(params.verdict.declared())
+
+
 def bounds(params) -> tuple[float, ...]:
-    """The |z| each look of a sequential run must reach: its spending function at alpha / m at
-    its fractions, alpha what its rejections spend (verdict.claim_alpha)."""
+    """The |z| each look of a sequential run must reach: its spending function at
+    hypothesis_alpha at its fractions."""
     seq = params.verdict.sequential
-    alpha = params.verdict.claim_alpha(params.stats.alpha) / len(params.verdict.declared())
-    return group_sequential.boundaries(fractions(params), alpha, seq["spending"])
+    return group_sequential.boundaries(fractions(params), hypothesis_alpha(params), seq["spending"])
 
 
 def side_seeds(params, variant: str, look: int) -> list:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dtpe.analysis import verdict_words
 from dtpe.analysis.cells import (
     NOT_APPLICABLE,
     UNDEFINED,
@@ -453,8 +454,10 @@ def decisions(params, stats_dir: Path) -> Table:
     )
     caption = (
         f"The run's declared hypotheses and their outcomes. {described['verdict']} "
-        f"CI: {confidence(described)}; a stagewise median-unbiased estimate's comes from the "
-        "same ordering, the naive one's is the bootstrap over the seeds used. Equivalence CI: "
+        f"CI: {verdict_words.levels(numbers.ci_level)}, 1 − the α each hypothesis's rejection "
+        "is tested at (the claims' α over the hypotheses); a stagewise median-unbiased "
+        "estimate's comes from the same ordering, the naive one's is the bootstrap over the "
+        "seeds used. Equivalence CI: "
         f"Welch's {100 * (1 - 2 * described['claim_alpha']):g} % interval, the one the two "
         "one-sided tests read (before Holm). Seeds: those each side had when the hypothesis was "
         "decided; models: their sum. Stable: the share of 100 seeds of the statistics' "

@@ -2,7 +2,8 @@
 (analysis/verdicts.py) and nothing else, so that a sentence states a verdict only as its test
 decided it, with the interval at the level the claim was tested at:
 
-- a > b: "a above b (tested against 0)", the difference's CI;
+- a > b: "a above b (tested against 0)", the difference's CI at the level its rejection was
+  tested at (the row's ci_level);
 - equivalent: "a and b within ±m", the TOST's (1 − 2α) interval;
 - undecided: "n + n seeds, |z| x short of the bound" at the cap (a sequential run's; a fixed
   design's "neither above nor within ±m");
@@ -18,9 +19,9 @@ from dtpe.analysis.cells import with_interval
 
 def sentence(row, methods: dict) -> str:
     """One decisions row (a namedtuple or Series) in words; `methods` the run's methods.json
-    (its confidence and the alpha each kind of claim spends)."""
+    (the alpha each kind of claim spends)."""
     seeds = f"{row.seeds_a} + {row.seeds_b} seeds"
-    ci = f"{_level(methods['confidence'])} CI"
+    ci = f"{_level(row.ci_level)} CI"
     shown = with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
     if row.outcome in ("a > b", "a < b"):
         side = "above" if row.outcome == "a > b" else "below"
@@ -46,7 +47,13 @@ def sentence(row, methods: dict) -> str:
 
 
 def _level(confidence: float) -> str:
-    return f"{100 * confidence:g} %"
+    return f"{100 * confidence:.4g} %"
+
+
+def levels(ci_levels) -> str:
+    """The decisions' interval levels (their ci_level column) in words: one, or each that
+    occurs."""
+    return " or ".join(_level(c) for c in sorted(set(ci_levels)))
 
 
 def against(row, variant: str) -> str:

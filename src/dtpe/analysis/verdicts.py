@@ -20,7 +20,10 @@ The estimate: in a sequential run, stopping where the difference happens to be l
 plain mean difference away from 0, so the verdict's estimate and interval are the stagewise
 median-unbiased ones (group_sequential.adjusted), and the plain mean difference and its
 bootstrap interval over the seeds used stay beside them as `naive_*`. In a fixed design both
-are the plain ones. The bootstrap resamples each variant's seeds independently
+are the plain ones. Both intervals are at `ci_level` (`level`), 1 - the alpha the hypothesis's
+rejection is tested at (claim alpha / m, m the declared hypotheses), so that the interval is
+given at the level of the claim: a fixed design's is Bonferroni's level, which Holm's steps
+never go below. The bootstrap resamples each variant's seeds independently
 (scipy.stats.bootstrap); the layouts are the suite's, the same for every model.
 
 `stable` is the share of 100 seeds of the statistics' generator (stats.seed 0..99) under which
@@ -58,6 +61,7 @@ COLUMNS = [
     "effect_pct",
     "ci_low_pct",
     "ci_high_pct",
+    "ci_level",
     "naive_effect_pct",
     "naive_ci_low_pct",
     "naive_ci_high_pct",
@@ -120,16 +124,15 @@ def tost_p(a: np.ndarray, b: np.ndarray, margin: float):
     return float(p) if p.ndim == 0 else p
 
 
-def describe(h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float) -> dict:
-    """The plain estimate and intervals of one hypothesis on the seeds it used; its equivalence
-    interval the one its TOST at `claim_alpha` reads."""
+def describe(h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float, level: float) -> dict:
+    """The plain estimate of one hypothesis on the seeds it used with its interval at `level`;
+    its equivalence interval the one its TOST at `claim_alpha` reads."""
     endpoint = names.endpoint_key(h)
-    low, high = interval(
-        a, b, 1 - sp.alpha, sp, cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint)
-    )
+    low, high = interval(a, b, level, sp, cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint))
     margin = h["margin"]
-    level = 1 - 2 * claim_alpha
-    eq_low, eq_high = (np.nan, np.nan) if margin is None else welch_interval(a, b, level)
+    eq_low, eq_high = (
+        (np.nan, np.nan) if margin is None else welch_interval(a, b, 1 - 2 * claim_alpha)
+    )
     core = essentials(h, a, b)
     return {
         "hypothesis": f"{h['a']} vs {h['b']} on {endpoint}",
@@ -140,6 +143,7 @@ def describe(h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float) -> d
         **core,
         "ci_low_pct": low,
         "ci_high_pct": high,
+        "ci_level": level,
         "naive_effect_pct": core["effect_pct"],
         "naive_ci_low_pct": low,
         "naive_ci_high_pct": high,
@@ -186,6 +190,13 @@ def equivalence(rows: list[dict], tested: list[bool], alpha: float) -> list[str 
     return out
 
 
+def level(params) -> float:
+    """The confidence of a declared hypothesis's interval (decisions.csv `ci_level`): 1 - the
+    two-sided alpha its rejection is tested at (sequential.hypothesis_alpha), so that a
+    sequential run's stagewise interval excludes 0 exactly when its test rejected."""
+    return 1 - sequential.hypothesis_alpha(params)
+
+
 def stopped(h: dict, d, a: np.ndarray, b: np.ndarray, params) -> dict:
     """A sequential hypothesis's estimate, interval and p that account for where it stopped:
     the stagewise ordering over the design's looks, in points through the z of the look it
@@ -196,7 +207,7 @@ def stopped(h: dict, d, a: np.ndarray, b: np.ndarray, params) -> dict:
     _, se = group_sequential.welch_z(a, b)
     # theta is z at the cap in expectation; at this look, z per point is z / effect
     per_theta = np.sqrt(fractions[look]) * (effect / z if z and np.isfinite(z) else se)
-    theta, low, high = group_sequential.adjusted(bounds, fractions, look, z, 1 - params.stats.alpha)
+    theta, low, high = group_sequential.adjusted(bounds, fractions, look, z, level(params))
     tail = (
         group_sequential.stagewise_tail(bounds, fractions, look, z, 0.0) if np.isfinite(z) else 0.0
     )
@@ -307,12 +318,17 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
     claim_alpha = params.verdict.claim_alpha(sp.alpha)
     if not hypotheses:
         return pd.DataFrame(columns=COLUMNS)
+    tested = level(params)
     seeds = list(params.study.seeds)
     rows = []
     if params.verdict.sequential:
         replayed = replayed or sequential.replay(params, scores)
         for h, d, a, b in sequential_sides(params, scores, replayed):
-            row = {**describe(h, a, b, sp, claim_alpha), "p_value": np.nan, "p_holm": np.nan}
+            row = {
+                **describe(h, a, b, sp, claim_alpha, tested),
+                "p_value": np.nan,
+                "p_holm": np.nan,
+            }
             if d.decision != sequential.CONTINUE:
                 row.update(stopped(h, d, a, b, params))
             rows.append({**row, "interim": d.interim})
@@ -320,7 +336,7 @@ def decide(params, scores: pd.DataFrame | None, replayed=None, preregistered=Non
         for h in hypotheses:
             endpoint = names.endpoint_key(h)
             a, b = (sequential.per_seed(scores, h[side], endpoint, seeds) for side in "ab")
-            rows.append({**describe(h, a, b, sp, claim_alpha), "interim": np.nan})
+            rows.append({**describe(h, a, b, sp, claim_alpha, tested), "interim": np.nan})
     p, again = None, []
     if not params.verdict.sequential:
         p = permutation_ps(params, scores, sp.seed)
