@@ -1026,6 +1026,9 @@ def test_a_declared_run_reports_its_verdict_first_and_the_rest_as_exploratory(
         "`cccccccccccc`, `dddddddddddd`), amended since, as declared." in verdict
     )
     assert "Amended from the overlay's content `cccccccccccc`: a comment reworded." in verdict
+    # the headline's and the methods' levels are the decisions' own, not the run's 95 %
+    assert "its estimate with its 98.75 % interval against 0" in text.split("## ")[0]
+    assert "(the declared hypotheses' at 98.75 %: 1 − the α each one's rejection" in text
     assert "Every comparison below is exploratory" in text
     assert "Holm p" not in text.split("### What the intervals say")[1].split("###")[0]
     assert "unadjusted p" in text and "exploratory)" in text

@@ -30,7 +30,7 @@ def section(
     shown = headline.kind(params, stats_dir)
     table, table_caption = short_table(params, stats_dir, methods)
     image = Path(os.path.relpath(Path(figures_dir) / f"{HEADLINE}.png", report_dir)).as_posix()
-    caption = headline.CAPTIONS[shown].format(level=level(methods))
+    caption = headline.CAPTIONS[shown].format(level=figure_level(shown, stats_dir, methods))
     return "\n\n".join(
         [
             f"**Question.** {question(params)}",
@@ -40,6 +40,14 @@ def section(
             "Below: " + " · ".join(f"[{title}](#{anchor(title)})" for title in below),
         ]
     )
+
+
+def figure_level(shown: str, stats_dir: Path, methods: dict) -> str:
+    """The level of the headline's intervals: the decisions' own (their ci_level) where it shows
+    them, else the run's confidence."""
+    if shown == "decisions":
+        return verdict_words.levels(pd.read_csv(stats_dir / "decisions.csv").ci_level)
+    return level(methods)
 
 
 def question(params) -> str:

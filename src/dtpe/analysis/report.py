@@ -18,7 +18,7 @@ from typing import Callable
 import pandas as pd
 
 from dtpe import atomic, names
-from dtpe.analysis import findings, first_screen
+from dtpe.analysis import findings, first_screen, verdict_words
 from dtpe.analysis.cells import grid_label
 from dtpe.analysis.outputs import FIGURES, TABLES
 from dtpe.params import chain, load
@@ -55,7 +55,7 @@ def write(
     methods = json.loads((stats_dir / "methods.json").read_text())
     below = {
         "Findings": findings.section(params, stats_dir, methods, unevaluated),
-        "Statistical methods": methods_section(methods),
+        "Statistical methods": methods_section(methods, stats_dir),
         "Figures": figures_section(Path(figures_dir), out.parent, methods, params.env.world),
         "Tables": tables_section(tables_dir, out.parent),
         "Shifting the global timestep t": translation_section(
@@ -133,11 +133,19 @@ def code_version(params_path: Path) -> str:
     return f"{head}-dirty" if changed else head
 
 
-def methods_section(methods: dict) -> str:
+def methods_section(methods: dict, stats_dir: Path) -> str:
     lines = [f"- **{title}.** {methods[key]}" for key, title in METHODS]
+    decided = pd.read_csv(stats_dir / "decisions.csv").ci_level
+    declared = (
+        f" (the declared hypotheses' at {verdict_words.levels(decided)}: 1 − the α each one's "
+        "rejection is tested at, Table 1)"
+        if len(decided)
+        else ""
+    )
     lines.append(
-        f"- **Levels.** Intervals at {findings.level(methods)}; α = {methods['alpha']:g}; a grid "
-        f"is informative where its best variant reaches {methods['floor_pct']:g} % success."
+        f"- **Levels.** Intervals at {findings.level(methods)}{declared}; α = "
+        f"{methods['alpha']:g}; a grid is informative where its best variant reaches "
+        f"{methods['floor_pct']:g} % success."
     )
     return "\n".join(lines)
 

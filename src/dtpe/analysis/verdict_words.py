@@ -2,8 +2,9 @@
 (analysis/verdicts.py) and nothing else, so that a sentence states a verdict only as its test
 decided it, with the interval at the level the claim was tested at:
 
-- a > b: "a above b (tested against 0)", the difference's CI at the level its rejection was
-  tested at (the row's ci_level);
+- a > b: "a above b (tested against 0)", the difference's CI at the row's ci_level, the level
+  its rejection was tested at (a fixed design's Holm: Bonferroni's level, which Holm's steps
+  never go below);
 - equivalent: "a and b within ±m", the TOST's (1 − 2α) interval;
 - undecided: "n + n seeds, |z| x short of the bound" at the cap (a sequential run's; a fixed
   design's "neither above nor within ±m");
@@ -47,7 +48,8 @@ def sentence(row, methods: dict) -> str:
 
 
 def _level(confidence: float) -> str:
-    return f"{100 * confidence:.4g} %"
+    # 5 figures: 1 − 0.05 / 8 is 99.375 %, not a rounded-up 99.38
+    return f"{100 * confidence:.5g} %"
 
 
 def levels(ci_levels) -> str:

@@ -124,11 +124,14 @@ def tost_p(a: np.ndarray, b: np.ndarray, margin: float):
     return float(p) if p.ndim == 0 else p
 
 
-def describe(h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float, level: float) -> dict:
-    """The plain estimate of one hypothesis on the seeds it used with its interval at `level`;
-    its equivalence interval the one its TOST at `claim_alpha` reads."""
+def describe(
+    h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float, confidence: float
+) -> dict:
+    """The plain estimate of one hypothesis on the seeds it used with its interval at
+    `confidence`; its equivalence interval the one its TOST at `claim_alpha` reads."""
     endpoint = names.endpoint_key(h)
-    low, high = interval(a, b, level, sp, cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint))
+    rng = cell_rng(sp.seed, "effect", h["a"], h["b"], endpoint)
+    low, high = interval(a, b, confidence, sp, rng)
     margin = h["margin"]
     eq_low, eq_high = (
         (np.nan, np.nan) if margin is None else welch_interval(a, b, 1 - 2 * claim_alpha)
@@ -143,7 +146,7 @@ def describe(h: dict, a: np.ndarray, b: np.ndarray, sp, claim_alpha: float, leve
         **core,
         "ci_low_pct": low,
         "ci_high_pct": high,
-        "ci_level": level,
+        "ci_level": confidence,
         "naive_effect_pct": core["effect_pct"],
         "naive_ci_low_pct": low,
         "naive_ci_high_pct": high,
@@ -193,7 +196,8 @@ def equivalence(rows: list[dict], tested: list[bool], alpha: float) -> list[str 
 def level(params) -> float:
     """The confidence of a declared hypothesis's interval (decisions.csv `ci_level`): 1 - the
     two-sided alpha its rejection is tested at (sequential.hypothesis_alpha), so that a
-    sequential run's stagewise interval excludes 0 exactly when its test rejected."""
+    sequential run's stagewise interval excludes 0 when its test rejected and covers it when
+    not (one end at 0, to rounding, where z lies exactly on the cap's boundary)."""
     return 1 - sequential.hypothesis_alpha(params)
 
 
