@@ -21,21 +21,21 @@ CUDA's multi-process service where it starts, as the runner's trainings.
 from __future__ import annotations
 
 import argparse
+import io
 import json
-import os
 import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # the device runs the working tree, not an installed copy
 
-import gpu_machine  # noqa: E402  (beside this script)
+import gpu_machine  # noqa: E402  (beside this script, as the runner)
+from study_gpu import dtpe_argv, tree_env  # noqa: E402
 
 from dtpe import atomic, pipeline  # noqa: E402
 from dtpe import params as params_mod  # noqa: E402
@@ -44,20 +44,13 @@ NO_SCALING = "none"
 SWEEPS = ("test", "grid", "context")
 
 
-def shard_command(params: Path, variant: str, seed: int, threads: int, out: Path):
-    """The declared evaluate step's argv with its outputs in `out` (run in --work)."""
-    declared = pipeline.step("evaluate")
-    output = SimpleNamespace(**{s: str(out / f"{s}.csv") for s in SWEEPS})
-    values = {"params": str(params), "threads": threads, "variant": variant, "seed": seed}
-    argv = shlex.split(declared.command.format(**values, output=output))
-    return [sys.executable, "-m", "dtpe", *argv[1:]]
-
-
 def keyed(path: Path, keys: list[str]) -> tuple[str, dict[tuple, list[str]]]:
     """A CSV's header and its lines grouped by the values of `keys`, in file order."""
-    header, *rows = path.read_text().splitlines(keepends=True)
+    text = path.read_text()
+    header, *rows = text.splitlines(keepends=True)
     groups: dict[tuple, list[str]] = {}
-    for i, key in enumerate(pd.read_csv(path, usecols=keys)[keys].itertuples(index=False)):
+    table = pd.read_csv(io.StringIO(text), usecols=keys)[keys]
+    for i, key in enumerate(table.itertuples(index=False)):
         groups.setdefault(tuple(key), []).append(rows[i])
     return header, groups
 
@@ -66,9 +59,9 @@ def merge(
     shards: dict[tuple[str, tuple[int, ...]], Path], scalings, sizes
 ) -> tuple[dict[str, str], list[str]]:
     """The three CSVs one `dtpe evaluate` with every scaling and suite size would write, from
-    the shards' (each ran [none, its scaling] on its suite sizes); refused where two shards
-    disagree on rows they both played: those are listed, and the first shard's rows kept (the
-    GPU's own determinism is what the list tests; one process is no more right than another)."""
+    the shards' (each ran one scaling on one group of suite sizes). Where two shards disagree
+    on rows they both played, those are listed and the first shard's rows kept (the list tests
+    the GPU's own determinism; one process is no more right than another)."""
     merged, differ = {}, []
     for sweep, keys, order in (
         ("test", [], [()]),
@@ -146,13 +139,7 @@ def main(argv=None) -> int:
         else:
             models[seed, model] = targets
     mps = gpu_machine.start_mps(work / "mps-shards")
-    # the working tree's package, as the runner's steps: the device has no installed copy
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])
-        ),
-    }
+    env = tree_env()  # as the runner's steps: the device has no installed package
     started, procs = time.monotonic(), {}
     try:
         for seed, model in models:
@@ -166,7 +153,14 @@ def main(argv=None) -> int:
                         f"evaluate:\n  rope_scaling: {json.dumps([scaling])}\n"
                         f"data:\n  suite_sizes: {json.dumps(list(group))}\n"
                     )
-                    cmd = shard_command(overlay, args.variant, seed, args.threads, folder)
+                    values = {
+                        "params": shlex.quote(str(overlay)),
+                        "threads": args.threads,
+                        "variant": args.variant,
+                        "seed": seed,
+                    }
+                    outputs = {s: str(folder / f"{s}.csv") for s in SWEEPS}
+                    cmd = dtpe_argv(pipeline.step("evaluate"), values, outputs)
                     with (folder / "log").open("w") as log:
                         proc = subprocess.Popen(
                             cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT

@@ -116,6 +116,20 @@ PER_MODEL = [s.name for s in pipeline.STEPS if s.per_model]
 OK, FAILED, USAGE, CUT = 0, 1, 2, 3
 
 
+def dtpe_argv(declared: pipeline.Step, values: dict, outputs: dict) -> list[str]:
+    """A declared step's command with `values` and its named `outputs`, run by this interpreter
+    as `python -m dtpe` (the device has no `dtpe` on its PATH)."""
+    argv = shlex.split(declared.command.format(**values, output=SimpleNamespace(**outputs)))
+    return [sys.executable, "-m", "dtpe", *argv[1:]]
+
+
+def tree_env() -> dict:
+    """A step's environment: the working tree's package first (the device has no installed
+    copy), its output unbuffered so that a stopped step's log holds what it printed."""
+    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1"}
+
+
 class Clock:
     """Seconds since the first step and left of the budget; `stop` ends the budget at once."""
 
@@ -212,12 +226,13 @@ class Study:
         values = {"params": shlex.quote(str(self.overlay)), "threads": self.args.threads}
         values.update(variant=variant, seed=seed)
         named = {o.name: o.path.format(**values) for o in declared.outputs if o.name}
-        argv = shlex.split(declared.command.format(**values, output=SimpleNamespace(**named)))
+        argv = dtpe_argv(declared, values, named)
+        name = argv[3]  # the subcommand
         model = names.model_name(variant, seed) if declared.per_model else ""
-        log = self.work / "logs" / (f"{argv[1]}_{model}.log" if model else f"{argv[1]}.log")
+        log = self.work / "logs" / (f"{name}_{model}.log" if model else f"{name}.log")
         return Step(
-            argv[1],
-            [sys.executable, "-m", "dtpe", *argv[1:]],
+            name,
+            argv,
             [self.work / o.path.format(**values) for o in declared.outputs],
             log,
             self.work / declared.timing().format(**values) if declared.benchmark else None,
@@ -241,13 +256,7 @@ class Study:
             self.clock.hit = True
             return False
         step.log.parent.mkdir(parents=True, exist_ok=True)
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(
-                filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])
-            ),
-            "PYTHONUNBUFFERED": "1",
-        }
+        env = tree_env()
         with step.log.open("ab") as log:  # a resumed training's log goes on after the first's
             log.write(f"# {' '.join(step.argv)}\n".encode())
             log.flush()

@@ -18,11 +18,10 @@ RUNNER = ROOT / "scripts" / "study_gpu.py"
 SWEEPS = ("test", "grid", "context")
 
 
-def run(*args, cwd=None):
-    done = subprocess.run(
-        [sys.executable, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=600
+def run(*args):
+    return subprocess.run(
+        [sys.executable, *map(str, args)], capture_output=True, text=True, timeout=600
     )
-    return done
 
 
 @pytest.fixture(scope="module")
