@@ -227,7 +227,7 @@ class Study:
         values.update(variant=variant, seed=seed)
         named = {o.name: o.path.format(**values) for o in declared.outputs if o.name}
         argv = dtpe_argv(declared, values, named)
-        name = argv[3]  # the subcommand
+        name = declared.subcommand
         model = names.model_name(variant, seed) if declared.per_model else ""
         log = self.work / "logs" / (f"{name}_{model}.log" if model else f"{name}.log")
         return Step(
