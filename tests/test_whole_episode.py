@@ -31,14 +31,15 @@ training context of 6"""
 
 
 def played(model, lay, env, context: int, cached: bool):
-    """`play`'s results, the logits (rows, n_actions) of every step and the tokens each step
-    ran through the first block."""
-    logits, tokens = [], []
+    """`play`'s results, the logits (rows, n_actions) of every step, the tokens each step
+    ran through the first block and the timesteps each step was handed."""
+    logits, tokens, gathered = [], [], []
     step = model.next_action
 
-    def recorded(*args):
-        out = step(*args)
+    def recorded(*args, **kwargs):
+        out = step(*args, **kwargs)
         logits.append(out)
+        gathered.append(args[0].shape[1])
         return out
 
     model.next_action = recorded
@@ -52,12 +53,12 @@ def played(model, lay, env, context: int, cached: bool):
     finally:
         del model.next_action
         hook.remove()
-    return result, logits, tokens
+    return result, logits, tokens, gathered
 
 
 def assert_same_rollouts(model, lay, env, context: int) -> list:
-    cached, cached_logits, cached_tokens = played(model, lay, env, context, cached=True)
-    whole, whole_logits, whole_tokens = played(model, lay, env, context, cached=False)
+    cached, cached_logits, cached_tokens, cached_steps = played(model, lay, env, context, True)
+    whole, whole_logits, whole_tokens, _ = played(model, lay, env, context, cached=False)
     for key in ("success", "steps", "actions"):
         assert (cached[key] == whole[key]).all(), key
     assert len(cached_logits) == len(whole_logits) == cached["steps"].max()
@@ -66,6 +67,8 @@ def assert_same_rollouts(model, lay, env, context: int) -> list:
     # a cached step runs its own tokens (the last action, the return-to-go, the state), never
     # the history: its cost grows with the keys alone, linearly in the steps so far
     assert max(cached_tokens) <= TOKENS_PER_STEP and max(whole_tokens) > 10 * TOKENS_PER_STEP
+    # nor is it handed the history: only the last step's action and its own
+    assert max(cached_steps) <= 2
     return cached_logits
 
 
@@ -145,6 +148,29 @@ def test_rows_leave_the_cache_once_and_never_come_back(tiny_params):
         cache.rows = torch.tensor([0, 2])
         with pytest.raises(ValueError, match="never come back"):
             model.next_action(rtg[[0, 2], :4], emb[[0, 2], :4], actions[[0, 2], :4], t[:2], cache)
+
+
+def test_a_cached_step_given_only_the_steps_the_cache_lacks_matches_the_whole_history(
+    tiny_params,
+):
+    """policy.act passes a cached step only the timesteps from the first one not wholly cached;
+    the logits and the cache are those of the same step given its whole history."""
+    model = contract.model_of(tiny_params, "rope")
+    g = torch.Generator().manual_seed(1)
+    rtg, emb = torch.rand(2, 6, generator=g), torch.randn(2, 6, tiny_params.model.d_model)
+    actions = torch.randint(0, model.vocabulary.n_actions, (2, 6), generator=g)
+    t = torch.arange(6).repeat(2, 1)
+    whole, sliced = (KVCache(len(model.blocks), 2, 3 * 6) for _ in range(2))
+    with torch.no_grad():
+        for step in range(6):
+            w = slice(0, step + 1)
+            a = model.next_action(rtg[:, w], emb[:, w], actions[:, w], t[:, w], whole)
+            start = sliced.tokens // TOKENS_PER_STEP
+            s = slice(start, step + 1)
+            b = model.next_action(rtg[:, s], emb[:, s], actions[:, s], t[:, s], sliced, start)
+            assert torch.equal(a, b) and whole.tokens == sliced.tokens
+        with pytest.raises(ValueError, match="the cache holds only"):
+            model.next_action(rtg, emb, actions, t, sliced, start=sliced.tokens)
 
 
 def test_learnedlong_reaches_its_table_and_trains_only_its_first_rows(tiny_raw_params):

@@ -58,19 +58,24 @@ class DecisionTransformerPolicy:
         rows = torch.from_numpy(np.flatnonzero(active)).to(dev)
         lo = max(0, t + 1 - self.context)
         cache = self.cache if lo == 0 else None
+        start = lo
         if cache is not None:
             cache.rows = rows
+            # Only the steps the cache lacks are gathered: gathering the whole history at every
+            # step would cost the square of the episode's length in copies.
+            start = cache.tokens // TOKENS_PER_STEP
         with autocast(dev, self.precision):
             self.state_emb[rows, t] = model.encode_states(
                 torch.from_numpy(obs).to(dev)[rows]
             ).float()
             self.rtg[rows, t] = self.current_rtg[rows]
             logits = model.next_action(
-                self.rtg[rows, lo : t + 1],
-                self.state_emb[rows, lo : t + 1],
-                self.actions[rows, lo : t + 1],
-                self.timesteps[lo : t + 1].expand(len(rows), -1),
+                self.rtg[rows, start : t + 1],
+                self.state_emb[rows, start : t + 1],
+                self.actions[rows, start : t + 1],
+                self.timesteps[start : t + 1].expand(len(rows), -1),
                 cache,
+                start=0 if cache is None else start,
             )
         choice = torch.zeros(b, dtype=torch.long, device=dev)
         choice[rows] = logits.argmax(-1)

@@ -232,16 +232,23 @@ class DecisionTransformer(nn.Module):
         )  # state tokens, (B, T, n_actions)
         return (logits, weights) if need_attention else logits
 
-    def next_action(self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None):
+    def next_action(
+        self, rtg, state_emb, actions, timesteps, cache: "KVCache | None" = None, start: int = 0
+    ):
         """Logits (B, n_actions) of the action at the window's last state token, for a window
         whose k start at 0 (the window's last action is not yet chosen: a placeholder no state token
         sees). With a cache, only the tokens after the cached ones run through the blocks,
-        which is exact as long as every cached token keeps its k, i.e. while the window grows."""
+        which is exact as long as every cached token keeps its k, i.e. while the window grows.
+        The arrays hold the window's timesteps from `start` on: a cached step need pass only the
+        ones the cache lacks, not the whole history."""
         first = (
             0 if cache is None else cache.tokens // TOKENS_PER_STEP
         )  # first timestep not wholly cached
+        if first < start:
+            raise ValueError(f"the arrays start at timestep {start}, the cache holds only {first}")
+        cut = first - start
         x, positions, times = self.embed(
-            rtg[:, first:], state_emb[:, first:], actions[:, first:], timesteps[:, first:], first
+            rtg[:, cut:], state_emb[:, cut:], actions[:, cut:], timesteps[:, cut:], first
         )
         skip = 0 if cache is None else cache.tokens - TOKENS_PER_STEP * first
         x, positions, times = x[:, skip:-1], positions[skip:-1], times[:, skip:-1]
