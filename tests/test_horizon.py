@@ -64,6 +64,35 @@ def test_a_variant_that_cannot_run_at_a_context_is_not_applicable_not_below():
     assert out.loc[32, "horizon_median"] == 48 and np.isnan(out.loc[1616, "horizon_median"])
 
 
+def test_a_variant_that_played_fewer_suites_is_read_to_its_own_largest(tmp_path, tiny_params):
+    """A submission's grid sweep plays some suites only (evaluate.grid_sizes): its seeds through
+    the largest it played count as through, that size is its own largest, and context_success
+    gives it no mean over the suites it played alone."""
+    from dtpe.analysis import stats
+
+    rows = [
+        {"grid_size": n, "context": 32, "variant": v, "seed": s, "success_pct": 100.0}
+        for v, sizes in (("fire", SIZES), ("alibi", SIZES[:2]))
+        for s in (1, 2)
+        for n in sizes
+    ]
+    out = horizon.horizons(pd.DataFrame(rows), 90).set_index("variant")
+    assert out.loc["fire", "largest_size"] == 48 and out.loc["alibi", "largest_size"] == 24
+    assert out.loc["alibi", "through_largest"] == 2 and out.loc["alibi", "horizon_median"] == 24
+    out.reset_index().to_csv(tmp_path / "horizon.csv", index=False)
+    table = tables.horizon(tiny_params, tmp_path)
+    shown = table.shown.set_index("Variant")["Through the largest"]
+    assert shown["fire"] == "2 of 2" and shown["alibi"] == "2 of 2 [24]"
+    assert "in brackets, the largest a variant played" in table.caption
+    episodes = (
+        pd.DataFrame(rows)
+        .rename(columns={"success_pct": "success"})
+        .assign(success=1, applicable=True)
+    )
+    means = stats.context_success(episodes, 32).set_index("variant").success_pct_mean
+    assert means["fire"] == 100 and np.isnan(means["alibi"])
+
+
 def write_json(path, variant, seed, suites):
     path.write_text(json.dumps({"variant": variant, "seed": seed, "milestone": suites}))
     return path

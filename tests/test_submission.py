@@ -210,3 +210,34 @@ def test_importing_takes_whole_models_and_never_overwrites_a_file_with_other_byt
     (source / "results/eval/position/rope_s1.csv").unlink()  # a model partly pulled
     with pytest.raises(FileNotFoundError, match="results/eval/position/rope_s1.csv"):
         submission.import_fixed(base, tmp_path / "other", [("rope", 1)], tmp_path)
+
+
+def test_a_submission_plays_what_its_decision_and_its_row_read(tiny_raw_params):
+    """At a whole-episode endpoint the grid sweep plays the reach step's suites and the training
+    size only; the position step the fixed arms' scalings; no milestone attention. An overlay
+    written before these groups is still the one declared; one whose group was edited is not."""
+    raw = tiny_raw_params
+    raw["data"]["suite_sizes"] = [8, 10, 12]
+    raw["reach"]["sizes"] = [12]
+    cap = params.check(raw).env.cap(12)
+    raw["evaluate"].update(whole_episode=True, contexts=[6, cap])
+    raw["verdict"]["hypotheses"] = [{"a": "rope", "b": "learned", "grids": [10], "context": cap}]
+    chosen = submission.Design("rope+yarn", "learned", {"rope+yarn": 4, "learned": 4}, {})
+    groups = submission.read_only(params.check(raw), chosen)
+    assert groups == {
+        "position": {"scalings": ["yarn"]},
+        "attention": {"milestone_sizes": []},
+        "evaluate": {"grid_sizes": [8, 12]},
+    }
+    raw["verdict"]["hypotheses"][0].pop("context")  # the endpoint at the training context
+    assert "evaluate" not in submission.read_only(params.check(raw), chosen)
+
+    wanted = {"base": "b.yaml", **groups, "submission": {"variant": "alibi"}}
+    before = {"base": "b.yaml", "submission": {"variant": "alibi"}}
+    assert submission.difference(submission.as_declared(wanted, before), before) is None
+    edited = {**wanted, "position": {"scalings": []}}
+    assert submission.difference(submission.as_declared(wanted, edited), edited) == (
+        ("position", "scalings"),
+        ["yarn"],
+        [],
+    )

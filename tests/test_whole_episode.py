@@ -121,6 +121,33 @@ def test_rope_scalings_keep_the_cache_exact_beyond_training(
     )
 
 
+@pytest.mark.parametrize("variant", ["rope", "learned"])
+def test_a_grid_sweep_of_some_suites_leaves_the_context_sweep_as_it_was(
+    variant, tiny_data, whole_episode
+):
+    """evaluate.grid_sizes: the grid sweep plays those suites alone, and the context sweep plays
+    the others whole, to the rows it gives when the grid sweep played every suite (scaled and
+    unscaled; learned's table cannot index the whole episode: its rows are N/A either way)."""
+    every_suite = dataclasses.replace(
+        whole_episode,
+        evaluate=dataclasses.replace(whole_episode.evaluate, rope_scaling=["none", "yarn"]),
+    )
+    some = dataclasses.replace(
+        every_suite, evaluate=dataclasses.replace(every_suite.evaluate, grid_sizes=[SIZE])
+    )
+    model = contract.model_of(every_suite, variant)
+    sweeps = []
+    for p in (every_suite, some):
+        grid = evaluate.grid_sweep(model, p, tiny_data, variant, 1)
+        sweeps.append((grid, evaluate.context_sweep(model, p, tiny_data, variant, 1, grid)))
+    (grid, context), (some_grid, some_context) = sweeps
+    assert some_grid.grid_size.unique().tolist() == [SIZE]
+    assert set(grid.grid_size) > {SIZE}
+    assert some_grid.to_csv(index=False) == grid[grid.grid_size == SIZE].to_csv(index=False)
+    assert some_context.to_csv(index=False) == context.to_csv(index=False)
+    assert context.applicable.all() if variant == "rope" else not context.applicable.any()
+
+
 def test_the_cache_holds_an_episode_at_most(tiny_params):
     model = contract.model_of(tiny_params, "rope")
     policy = DecisionTransformerPolicy(model, 10_000, 0.8)
@@ -267,3 +294,37 @@ def test_a_whole_episode_context_shorter_than_an_expert_cap_is_refused_before_an
     assert cli.main(argv) == 1
     assert "evaluate.whole_episode" in capsys.readouterr().err  # not the missing model
     assert not any(out.exists() for out in outs)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({}, r"evaluate.grid_sizes: .*evaluate.whole_episode is false"),
+        ({"whole_episode": True, "grid_sizes": [9]}, r"evaluate.grid_sizes.0: 9 is not a suite"),
+        ({"whole_episode": True}, r"leaves out \[8\], which the reach step reads"),
+        (
+            {"whole_episode": True, "reach": [10], "all_pairs": True},
+            r"leaves out \[8\], which verdict.hypotheses all_pairs reads",
+        ),
+        (
+            {"whole_episode": True, "reach": [10], "grids": [8, 10]},
+            r"leaves out \[8\], which verdict.hypotheses\[0\] reads at the training context",
+        ),
+    ],
+)
+def test_a_grid_sweep_of_some_suites_holds_every_suite_read_at_the_training_context(
+    tiny_raw_params, change, message
+):
+    raw = tiny_raw_params
+    cap = params.check(raw).env.cap(SIZE)
+    raw["evaluate"].update(contexts=[6, cap], grid_sizes=change.get("grid_sizes", [SIZE]))
+    raw["evaluate"]["whole_episode"] = change.get("whole_episode", False)
+    raw["reach"]["sizes"] = change.get("reach")
+    if not change.get("all_pairs"):
+        grids = change.get("grids", [SIZE])
+        raw["verdict"]["hypotheses"] = [{"a": "rope", "b": "learned", "grids": grids}]
+    with pytest.raises(params.ParamsError, match=message):
+        params.check(raw)
+    if change.get("grids"):  # the same endpoint at the whole episode reads the context sweep
+        raw["verdict"]["hypotheses"][0]["context"] = cap
+        assert params.check(raw).grid_sizes() == [SIZE]

@@ -96,6 +96,7 @@ def _check_semantics(p: Params, key: Callable[[tuple], str]) -> None:
     _check_position(p, key)
     _check_submission(p, key)
     _check_whole_episode(p, key)
+    _check_grid_sizes(p, key)
     _check_milestone(p, key)
     if p.data.layouts is not None and p.data.layouts > p.data.episodes:
         raise ParamsError(
@@ -306,6 +307,36 @@ def _check_whole_episode(p: Params, key: Callable[[tuple], str]) -> None:
             f"shorter than the episodes of suite size {size} (up to its cap, "
             f"{p.env.cap(size)} steps): make it at least {p.env.cap(size)}"
         )
+
+
+def _check_grid_sizes(p: Params, key: Callable[[tuple], str]) -> None:
+    """A grid sweep of some suites only is a whole-episode run's (its context sweep plays the
+    others whole), and holds every suite that is read at the training context: the reach
+    step's, and those of an endpoint declared there (all of them for every pair's tests)."""
+    chosen = p.evaluate.grid_sizes
+    if chosen is None:
+        return
+    at = ("evaluate", "grid_sizes")
+    _suite_sizes_only(p, key, at, chosen)
+    if not p.evaluate.whole_episode:
+        raise ParamsError(
+            f"{key(at)}: the grid sweep plays some suites only in a whole-episode run, whose "
+            "context sweep plays the others; evaluate.whole_episode is false"
+        )
+    needs = {"the reach step": set(p.reach_sizes())}
+    declared = p.verdict.declared()
+    if not declared:
+        needs[f"verdict.hypotheses {ALL_PAIRS}"] = set(p.data.suite_sizes)
+    for i, h in enumerate(declared):
+        if h.get("context") in (None, p.model.context):
+            needs[f"verdict.hypotheses[{i}]"] = {*h["grids"], *(h.get("minus") or [])}
+    for who, sizes in needs.items():
+        missing = sorted(sizes - set(chosen))
+        if missing:
+            raise ParamsError(
+                f"{key(at)}: {sorted(chosen)} leaves out {missing}, which {who} reads at the "
+                f"training context"
+            )
 
 
 def _check_milestone(p: Params, key: Callable[[tuple], str]) -> None:

@@ -104,6 +104,10 @@ class Evaluate:
     layouts_per_suite: int | None = None
     """the sweeps (and the reach ladder) play at most this many of each suite's layouts, its
     first; None: every one"""
+    grid_sizes: list | None = None
+    """the suites the grid sweep plays at the training context; None: every one. A whole-episode
+    run only, whose context sweep plays the others whole (a submission's evaluation plays only
+    what its decision and its row read)"""
     expert_cap: float | None = None
     """None: an evaluated episode plays to the world's step cap; a factor k: to the smaller of
     that and k times the expert's longest episode among the layouts a sweep plays at that size
@@ -302,6 +306,11 @@ class Params:
         if self.verdict.sequential:
             seeds = seeds[: self.verdict.sequential["seeds_per_interim"]]
         return seeds[: self.explorer.seeds]
+
+    def grid_sizes(self) -> list:
+        """The suite sizes the grid sweep plays, in data.suite_sizes' order."""
+        chosen = self.evaluate.grid_sizes
+        return [n for n in self.data.suite_sizes if chosen is None or n in chosen]
 
     def reach_sizes(self) -> list:
         """The suite sizes the reach step plays: reach.sizes, or the training size (where it is a

@@ -229,6 +229,33 @@ def design(base: Baseline, root: Path) -> Design:
     return Design(reference, best, fixed, means)
 
 
+READ_ONLY = ("evaluate", "position", "attention")
+"""the groups read_only writes"""
+
+
+def read_only(p, chosen: Design) -> dict:
+    """The overlay's evaluation groups: a submission plays what its decision and its row read
+    (analysis/sequential.py, analysis/standing.py), not every sweep of the baseline's. Its grid
+    sweep, where the endpoint is the whole episode, plays the suites the reach step reads and
+    the training size; its position step plays the fixed arms' own scalings (and every
+    ablation); it plays no milestone attention."""
+    groups = {
+        "position": {"scalings": sorted({a.partition("+")[2] for a in chosen.fixed} - {""})},
+        "attention": {"milestone_sizes": []},
+    }
+    if endpoint(p).get("context", p.model.context) != p.model.context:
+        train = [n for n in p.data.suite_sizes if n == p.data.train_size]
+        groups["evaluate"] = {"grid_sizes": sorted({*p.reach_sizes(), *train})}
+    return groups
+
+
+def as_declared(wanted: dict, found: dict) -> dict:
+    """`wanted` as an overlay written before read_only's groups declares it: without the groups
+    that `found` (the overlay on disk) lacks wholly, so that a committed submission stays as it
+    was played."""
+    return {k: v for k, v in wanted.items() if k in found or k not in READ_ONLY}
+
+
 def overlay_text(variant: str, base: Baseline, chosen: Design) -> str:
     """The submission's overlay, its choices explained in its comments."""
     p = base.params
@@ -260,6 +287,7 @@ def overlay_text(variant: str, base: Baseline, chosen: Design) -> str:
             "amendments": [],
             "shared_with": [],
         },
+        **read_only(p, chosen),
         "submission": {"variant": variant, "test": base.test},
     }
     header = "".join(f"# {line}\n" for line in textwrap.wrap(why, 98))
@@ -280,7 +308,8 @@ def write_overlay(variant: str, base: Baseline, root: Path) -> Path:
             path.unlink()  # this call's own file, never committed
             raise
         return path
-    differs = difference(yaml.safe_load(text), yaml.safe_load(path.read_text()))
+    found = yaml.safe_load(path.read_text())
+    differs = difference(as_declared(yaml.safe_load(text), found), found)
     if differs:
         at, wanted, found = differs
         raise ParamsError(

@@ -70,9 +70,12 @@ def summary(
     """(iqm, profile) tables: per variant the IQM across tasks with its stratified interval;
     per variant and tau the profile with its pointwise interval; both empty without tasks (a
     run whose suites are none larger than training). `rng_of(kind, variant)` gives
-    each cell its generator."""
+    each cell its generator. A variant none of whose seeds played every task (a submission's
+    grid sweep of some suites only: evaluate.grid_sizes) has no row."""
     iqm_rows, profile_rows = [], []
     for variant, scores in (matrices(per_seed, tasks) if tasks else {}).items():
+        if not len(scores):
+            continue
         low, high = stratified_interval(
             scores, lambda s: iqm(s.reshape(*s.shape[:-2], -1), axis=-1), sp, rng_of("iqm", variant)
         )

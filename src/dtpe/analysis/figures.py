@@ -274,9 +274,9 @@ def effect_sizes(
         rows = (
             comparisons[comparisons.grid_size == size]
             .set_index(["variant_a", "variant_b"])
-            .loc[pairs]
+            .reindex(pairs)  # a pair one of whose variants did not play this size: no point
         )
-        resolved = (rows.verdict != inference.UNRESOLVED).to_numpy()
+        resolved = (rows.verdict.notna() & (rows.verdict != inference.UNRESOLVED)).to_numpy()
         colour = np.where(resolved, "black", "grey")
         ax.axvline(0, color="black", linewidth=0.8)
         ax.hlines(y, rows.ci_low_pct, rows.ci_high_pct, colors=colour)

@@ -64,8 +64,10 @@ def horizons(per_seed: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
     """Per variant and context of `per_seed` (success_pct per grid_size, context, variant, seed),
     the seeds' horizons and their summary (module docstring)."""
     rows = []
-    largest = int(per_seed.grid_size.max())
     for (variant, context), cells in per_seed.groupby(["variant", "context"], observed=True):
+        # the largest suite this variant played at this context: a submission's grid sweep
+        # plays some suites only (evaluate.grid_sizes)
+        largest = int(cells.grid_size.max())
         seeds = sorted(cells.seed.unique())
         found = np.array(
             [

@@ -137,7 +137,7 @@ def run(
         "iqm": iqm_table,
         "profile": profile_table,
     }
-    cap = evaluation_caps(params, grid).__getitem__
+    cap = evaluation_caps(params, context).__getitem__
     results["endings"] = endings(context, cap).assign(failure_words=failure_words)
     ladder = ordered(episode_csv.read(reach_csvs, world), variants) if reach_csvs else None
     results["reach"] = reach_success(ladder, success, grid, sp, train_context, cap)
@@ -427,10 +427,11 @@ def reach_success(
     return frame.sort_values(["grid_size", "variant", "context"], kind="stable")[REACH_COLUMNS]
 
 
-def evaluation_caps(params, grid: pd.DataFrame) -> dict[int, int]:
-    """{suite size: the step cap its episodes played to}, from the grid sweep's rows (their
-    expert's steps: params.evaluation_cap, as the evaluation computed it)."""
-    longest = grid.groupby("grid_size").optimal_steps.max()
+def evaluation_caps(params, played: pd.DataFrame) -> dict[int, int]:
+    """{suite size: the step cap its episodes played to}, from the sweeps' rows (their expert's
+    steps: params.evaluation_cap, as the evaluation computed it; the context sweep's too, which
+    plays the suites a grid sweep of some suites left out)."""
+    longest = played.groupby("grid_size").optimal_steps.max()
     return {int(n): params.evaluation_cap(int(n), int(steps)) for n, steps in longest.items()}
 
 
@@ -475,12 +476,14 @@ def steps_by_grid(grid: pd.DataFrame, failure_words: str | None = None) -> pd.Da
 
 
 def context_success(context: pd.DataFrame, train_context: int) -> pd.DataFrame:
-    """Success averaged over grid sizes per context; NaN (never 0) where not applicable."""
+    """Success averaged over grid sizes per context; NaN (never 0) where not applicable, or
+    where the variant did not play every suite there (evaluate.grid_sizes)."""
     per_grid = per_seed_success(context, ["context", "variant", "grid_size"])
+    every = context.grid_size.nunique()
     # skipna=False: a context that runs on some grid sizes only must not average those alone.
     per_seed = (
         per_grid.groupby(["context", "variant", "seed"], observed=True)
-        .success_pct.agg(lambda s: s.mean(skipna=False))
+        .success_pct.agg(lambda s: s.mean(skipna=False) if len(s) == every else np.nan)
         .reset_index()
     )
     summary = over_seeds(per_seed, ["context", "variant"], ["success_pct"])

@@ -586,6 +586,13 @@ def horizon(params, stats_dir: Path) -> Table:
     (analysis/horizon.py)."""
     numbers = read(stats_dir, "horizon")
     pct = f"{params.stats.horizon_pct:g} %"
+    largest = int(numbers.largest_size.max()) if len(numbers) else max(params.data.suite_sizes)
+    fewer = (
+        "; in brackets, the largest a variant played at that context where it played fewer: "
+        "evaluate.grid_sizes"
+        if (numbers.largest_size < largest).any()
+        else ""
+    )
 
     def cells(row) -> dict:
         if not row.applicable:
@@ -603,7 +610,8 @@ def horizon(params, stats_dir: Path) -> Table:
                 "Variant": row.variant,
                 "Context": count(row.context),
                 **cells(row),
-                "Through the largest": f"{row.through_largest} of {row.n_seeds}",
+                "Through the largest": f"{row.through_largest} of {row.n_seeds}"
+                + ("" if row.largest_size == largest else f" [{count(row.largest_size)}]"),
             }
             for row in numbers.itertuples()
         ],
@@ -616,7 +624,6 @@ def horizon(params, stats_dir: Path) -> Table:
             "Through the largest",
         ],
     )
-    largest = int(numbers.largest_size.iloc[0]) if len(numbers) else max(params.data.suite_sizes)
     caption = (
         f"Success horizon: per seed, the last suite size before its success first falls below "
         f"{pct}, read from the smallest suite up (a later recovery does not extend it), at each "
@@ -624,7 +631,7 @@ def horizon(params, stats_dir: Path) -> Table:
         f"{UNDEFINED}: already below at the smallest suite (a median with one such seed is "
         f"{UNDEFINED}); {NOT_APPLICABLE}: the variant cannot run at that context (its k "
         f"encoding cannot index that far). Through the largest: seeds at or above {pct} on every "
-        f"suite up to the largest ({largest}), whose horizon is a lower bound."
+        f"suite up to the largest ({largest}{fewer}), whose horizon is a lower bound."
     )
     return Table("horizon", caption, numbers, shown)
 

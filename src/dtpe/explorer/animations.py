@@ -46,11 +46,14 @@ def gif_name(size: int) -> str:
 
 def representatives(grid: pd.DataFrame, params, size: int) -> dict[tuple[str, str], int | None]:
     """{(variant, "success" | "failure"): layout id, or None where the first seed's model has
-    no such episode on this grid size}. grid: explorer.training's rows."""
+    no such episode on this grid size}; no keys for a variant that did not play it at the
+    training context (evaluate.grid_sizes). grid: explorer.training's rows."""
     seed = params.shown_seeds()[0]
     picked = {}
     for e in params.study.variants:
         rows = grid[(grid.model == model_name(e, seed)) & (grid.grid_size == size)]
+        if rows.empty:
+            continue
         won = rows[rows.success == 1].sort_values(["steps", "layout_id"])
         lost = rows[rows.success == 0].sort_values("layout_id")
         picked[e, "success"] = int(won.layout_id.iloc[(len(won) - 1) // 2]) if len(won) else None
@@ -89,11 +92,12 @@ def draw_panel(image, panel, t: int, scale: int, cells: np.ndarray, win) -> None
 
 def write(params, world, picked: dict, size: int, win, out: Path) -> Path:
     """One grid size's GIF of `world` (the run's), drawing window `win` of its grids. picked:
-    {(size, variant, kind): explorer.Episode or None}.
+    {(size, variant, kind): explorer.Episode or None}, without the variants that did not play
+    this size.
     Frames are composed as arrays and written by Pillow: redrawing a matplotlib figure per frame
     cost ~0.3 s a frame, most of the explore step."""
     cells = world.colours
-    variants = params.study.variants
+    variants = [e for e in params.study.variants if (size, e, KINDS[0]) in picked]
     scale = -(-MIN_SIDE // (win.side * pictures.CELL_PIXELS))
     high, wide = (n_cells * pictures.CELL_PIXELS * scale for n_cells in (win.rows, win.cols))
     font = ImageFont.load_default(size=FONT_SIZE)

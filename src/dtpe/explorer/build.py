@@ -99,7 +99,9 @@ def read_rows(params, eval_dir: Path) -> pd.DataFrame:
             rows = rows[rows.applicable.astype(bool)]
             for (context, scaling), one in rows.groupby(["context", "scaling"], sort=False):
                 arm = arm_of(params, e, s, int(context), scaling)
-                missing = set(params.data.suite_sizes) - set(one.grid_size)
+                # the grid sweep plays evaluate.grid_sizes, the whole-episode sweeps every suite
+                every = params.grid_sizes() if context == params.model.context else None
+                missing = set(every or params.data.suite_sizes) - set(one.grid_size)
                 if missing:
                     raise ValueError(f"{arm.name}: no rows for grid sizes {sorted(missing)}")
                 frames.append(one.assign(model=arm.name, variant=e, seed=s))
@@ -272,6 +274,8 @@ def collect(params, world, data_dir: Path, models: dict, rows: pd.DataFrame, pag
                 if trained and enc == arm.variant and arm.seed == first_seed
             }
             mine = rows[(rows.model == arm.name) & (rows.grid_size == n)].set_index("layout_id")
+            if mine.empty:  # not played at this size (evaluate.grid_sizes): the page says so
+                continue
             wanted = sorted(set(shown[n]) | {v for v in for_gif.values() if v is not None})
             model = models[arm.model]
             with ExitStack() as scaled:

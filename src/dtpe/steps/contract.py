@@ -196,8 +196,8 @@ def played_logits(model, lay, params, context: int, cached: bool):
     """`rollout.play`'s results at `context` with or without the cache, and each step's logits."""
     logits, step = [], model.next_action
 
-    def recorded(*args):
-        out = step(*args)
+    def recorded(*args, **kwargs):
+        out = step(*args, **kwargs)
         logits.append(out)
         return out
 

@@ -144,7 +144,7 @@ def check_whole_episode(params, data_dir) -> None:
 
 
 def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
-    """Every evaluation suite at the training context."""
+    """Every evaluation suite at the training context (those of evaluate.grid_sizes)."""
     return pd.concat(
         [
             suite_rows(
@@ -155,7 +155,20 @@ def grid_sweep(model, params, data_dir, variant, seed) -> pd.DataFrame:
                 variant,
                 seed,
             )
-            for size in params.data.suite_sizes
+            for size in params.grid_sizes()
+        ],
+        ignore_index=True,
+    )
+
+
+def named(data_dir, params, variant, seed, context) -> pd.DataFrame:
+    """Every suite's episodes at `context`, unplayed: what names each row."""
+    return pd.concat(
+        [
+            unplayed(lay, optimal_steps, context, variant, seed)
+            for lay, optimal_steps, _ in (
+                played_suite(data_dir, size, params) for size in params.data.suite_sizes
+            )
         ],
         ignore_index=True,
     )
@@ -169,7 +182,8 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
     ended within both of two contexts is the same episode at either. Contexts run in ascending
     order, each taking over such rows from the nearest one already played below it (the grid
     sweep's training context first), so only the episodes that outlast it are played again (a
-    scaling changes every position, so scaled contexts play everything)."""
+    scaling changes every position, so scaled contexts play everything). A suite the grid sweep
+    left out (evaluate.grid_sizes) is played whole at every context."""
     train_context, frames = params.model.context, []
     played_at = {train_context: grid}
     """unscaled rows by context, the sources rows are taken over from"""
@@ -182,15 +196,26 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
                     if scaling != NO_SCALING:
                         continue  # the k encoding has no such scaling: no rows, not N/A rows
                     frames.append(
-                        not_applicable(grid.assign(context=context)).assign(rope_scaling=scaling)
+                        not_applicable(named(data_dir, params, variant, seed, context)).assign(
+                            rope_scaling=scaling
+                        )
                     )
                     continue
                 source = max((c for c in played_at if c <= context), default=train_context)
                 at_context = []
                 for size in params.data.suite_sizes:
-                    played = grid[grid.grid_size == size]
                     lay, optimal_steps, cap = played_suite(data_dir, size, params)
-                    if not np.array_equal(played.layout_id, lay.ids):
+                    left_out = size not in params.grid_sizes()
+                    if left_out and (scaling != NO_SCALING or source == train_context):
+                        # no rows to take over: the suite is played whole
+                        at_context.append(
+                            suite_rows(
+                                model, lay, optimal_steps, cap, context, params, variant, seed
+                            )
+                        )
+                        continue
+                    played = grid[grid.grid_size == size]
+                    if not left_out and not np.array_equal(played.layout_id, lay.ids):
                         raise ValueError(
                             f"the grid sweep's {size}x{size} rows are not this suite's"
                         )
