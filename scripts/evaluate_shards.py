@@ -115,6 +115,11 @@ def main(argv=None) -> int:
     params_file = work / "params.yaml"
     params = params_mod.load(params_file)
     scalings, sizes = list(params.evaluate.rope_scaling), list(params.data.suite_sizes)
+    if params.evaluate.grid_sizes is not None:
+        raise SystemExit(
+            f"evaluate.grid_sizes is {params.evaluate.grid_sizes}: shards split the suites, which "
+            "a grid sweep of some suites does not; run `dtpe evaluate` itself"
+        )
     if scalings[:1] != [NO_SCALING] or len(scalings) < 2:
         raise SystemExit(
             f"evaluate.rope_scaling is {scalings}: shards need `none` first and a scaling or "

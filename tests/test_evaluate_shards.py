@@ -1,7 +1,8 @@
 """scripts/evaluate_shards.py, one model's evaluate step split over processes by RoPE scaling
 and suite size: at a tiny size on the CPU its three CSVs are byte for byte what one `dtpe
 evaluate` writes, the runner then keeps them and goes on; groups that miss a suite size, and
-params without RoPE's scalings, are refused with the reason."""
+params without RoPE's scalings or with a grid sweep of some suites, are refused with the
+reason."""
 
 import shutil
 import subprocess
@@ -10,6 +11,8 @@ import sys
 import pytest
 import yaml
 from conftest import ROOT, tiny_raw
+
+from dtpe import params
 
 pytestmark = pytest.mark.slow  # a training and eleven processes that each load torch
 
@@ -65,21 +68,25 @@ def test_the_shards_write_one_steps_bytes_and_the_runner_goes_on(trained):
 
 
 @pytest.mark.parametrize(
-    "groups, scalings, says",
+    "groups, evaluate, says",
     [
         ("8;10", None, "must hold each of data.suite_sizes"),
-        (None, ["none"], "shards need `none` first"),
+        (None, {"rope_scaling": ["none"]}, "shards need `none` first"),
+        (None, {"whole_episode": True, "grid_sizes": [8, 10, 12]}, "shards split the suites"),
     ],
 )
 def test_groups_that_miss_a_size_and_params_without_scalings_are_refused(
-    trained, tmp_path, groups, scalings, says
+    trained, tmp_path, groups, evaluate, says
 ):
     _, work, _ = trained
     copy = tmp_path / "work"
     shutil.copytree(work, copy, ignore=shutil.ignore_patterns("results", "shards"))
-    if scalings:
+    if evaluate:
         raw = yaml.safe_load((copy / "params.yaml").read_text())
-        raw.setdefault("evaluate", {})["rope_scaling"] = scalings
+        raw.setdefault("evaluate", {}).update(evaluate)
+        if evaluate.get("whole_episode"):  # the largest suite's whole episode in the window
+            whole = params.load(copy / "params.yaml").env.cap(12)
+            raw["evaluate"]["contexts"] = [6, whole]
         (copy / "params.yaml").write_text(yaml.safe_dump(raw))
     args = ["--groups", groups] if groups else []
     done = run(SHARDS, "--work", copy, "--variant", "rope", "--seeds", 1, *args)

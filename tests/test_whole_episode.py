@@ -126,11 +126,15 @@ def test_a_grid_sweep_of_some_suites_leaves_the_context_sweep_as_it_was(
     variant, tiny_data, whole_episode
 ):
     """evaluate.grid_sizes: the grid sweep plays those suites alone, and the context sweep plays
-    the others whole, to the rows it gives when the grid sweep played every suite (scaled and
-    unscaled; learned's table cannot index the whole episode: its rows are N/A either way)."""
+    the others whole at the first longer context and taken over from there at the next, to the
+    rows it gives when the grid sweep played every suite (scaled and unscaled; learned's table
+    cannot index the longer contexts: its rows are N/A either way)."""
+    longer = [*whole_episode.evaluate.contexts[:-1], 12, whole_episode.evaluate.contexts[-1]]
     every_suite = dataclasses.replace(
         whole_episode,
-        evaluate=dataclasses.replace(whole_episode.evaluate, rope_scaling=["none", "yarn"]),
+        evaluate=dataclasses.replace(
+            whole_episode.evaluate, contexts=longer, rope_scaling=["none", "yarn"]
+        ),
     )
     some = dataclasses.replace(
         every_suite, evaluate=dataclasses.replace(every_suite.evaluate, grid_sizes=[SIZE])

@@ -243,7 +243,8 @@ def read_only(p, chosen: Design) -> dict:
         "position": {"scalings": sorted({a.partition("+")[2] for a in chosen.fixed} - {""})},
         "attention": {"milestone_sizes": []},
     }
-    if endpoint(p).get("context", p.model.context) != p.model.context:
+    whole = p.evaluate.whole_episode and max(p.evaluate.contexts)
+    if endpoint(p).get("context") == whole:
         train = [n for n in p.data.suite_sizes if n == p.data.train_size]
         groups["evaluate"] = {"grid_sizes": sorted({*p.reach_sizes(), *train})}
     return groups

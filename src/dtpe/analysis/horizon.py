@@ -64,9 +64,13 @@ def horizons(per_seed: pd.DataFrame, threshold_pct: float) -> pd.DataFrame:
     """Per variant and context of `per_seed` (success_pct per grid_size, context, variant, seed),
     the seeds' horizons and their summary (module docstring)."""
     rows = []
+    every = per_seed.groupby("context", observed=True).grid_size.unique()
     for (variant, context), cells in per_seed.groupby(["variant", "context"], observed=True):
-        # the largest suite this variant played at this context: a submission's grid sweep
-        # plays some suites only (evaluate.grid_sizes)
+        # A submission's grid sweep plays some suites only (evaluate.grid_sizes): its curve is
+        # read up to the first suite it did not play, the largest it can claim to hold through.
+        played = set(cells.grid_size)
+        gap = [n for n in sorted(every[context]) if n not in played]
+        cells = cells[cells.grid_size < gap[0]] if gap else cells
         largest = int(cells.grid_size.max())
         seeds = sorted(cells.seed.unique())
         found = np.array(

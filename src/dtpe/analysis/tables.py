@@ -263,6 +263,11 @@ def context(params, stats_dir: Path) -> Table:
         "N/A: not run at that context (its k encoding cannot index that far, or the scaling "
         "applies only beyond the training context); never counted as failure."
     )
+    if params.evaluate.grid_sizes is not None:
+        caption += (
+            " A variant that played some suites only at a context (evaluate.grid_sizes: a "
+            "submission's grid sweep) has no mean there."
+        )
     return Table("context", caption, numbers, shown)
 
 
@@ -483,6 +488,11 @@ def iqm(params, stats_dir: Path) -> Table:
         }
     )
     caption = f"IQM across grid sizes. {described['aggregates']}"
+    if params.evaluate.grid_sizes is not None:
+        caption += (
+            " A variant that did not play every grid size at the training context "
+            "(evaluate.grid_sizes: a submission's grid sweep) has no row."
+        )
     return Table("iqm", caption, numbers, shown)
 
 

@@ -124,7 +124,8 @@ def at_whole(params, grid, swept, altered) -> list[pd.DataFrame]:
     scaled = at.scaling != evaluate.NO_SCALING
     altered = altered[altered.altered.isin(params.position.scalings)]
     return [
-        at.assign(batched=scaled.to_numpy() | again.to_numpy(bool), sweep="context"),
+        # a suite the grid sweep left out (evaluate.grid_sizes) was played whole: in a batch
+        at.assign(batched=scaled.to_numpy() | again.fillna(True).to_numpy(bool), sweep="context"),
         altered.rename(columns={"altered": "scaling"}).assign(batched=True, sweep="position"),
     ]
 

@@ -183,7 +183,8 @@ def context_sweep(model, params, data_dir, variant, seed, grid: pd.DataFrame) ->
     order, each taking over such rows from the nearest one already played below it (the grid
     sweep's training context first), so only the episodes that outlast it are played again (a
     scaling changes every position, so scaled contexts play everything). A suite the grid sweep
-    left out (evaluate.grid_sizes) is played whole at every context."""
+    left out (evaluate.grid_sizes) has no rows to take over there: it is played whole at the
+    first longer context and with every scaling, and taken over from below as any other after."""
     train_context, frames = params.model.context, []
     played_at = {train_context: grid}
     """unscaled rows by context, the sources rows are taken over from"""
