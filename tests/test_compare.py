@@ -209,6 +209,8 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(
             "ci_low_pct": effect - 4,
             "ci_high_pct": effect + 4,
             "ci_level": 0.9875,
+            "equivalence_low_pct": effect - 3,
+            "equivalence_high_pct": effect + 3,
         }
         | {"seeds_a": 15, "seeds_b": 15, "stable": 1.0}
         | {"preregistration": "recorded", "overlay_commit": "e" * 40, "overlay_sha256": "f" * 64}
@@ -227,7 +229,12 @@ def test_verdicts_list_every_declared_hypothesis_of_the_confirmatory_runs_only(
     assert list(table.effect_pct) == [9.5, 0.5] and list(table.stable) == [1.0, 1.0]
     shown = (out / "verdicts.md").read_text()
     first = [c.strip() for c in shown.splitlines()[4].strip("|").split("|")]
-    assert first[2:6] == ["rope vs learned", "10, 12", "a > b", "+9.5 [+5.5, +13.5]"]
+    assert first[2:7] == ["rope vs learned", "10, 12", "a > b", "+9.5 [+5.5, +13.5]", "98.75 % CI"]
+    # an equivalence is stated with its two one-sided tests' interval, at their 1 − 2α
+    second = [c.strip() for c in shown.splitlines()[5].strip("|").split("|")]
+    alpha = json.loads((stats_dir / "methods.json").read_text())["claim_alpha"]
+    assert second[5:7] == ["+0.5 [-2.5, +3.5]", f"{100 * (1 - 2 * alpha):.5g} % interval"]
+    assert list(table.claim_alpha) == [alpha, alpha]
     assert first[-1] == "recorded: overlay at `eeeeeee` (sha256 `ffffffffffff`), its content now"
     assert (
         first[-2].startswith("two: train ") and "endpoint 6/6 (6)" in first[-2]

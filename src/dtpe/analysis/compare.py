@@ -113,9 +113,10 @@ def read(runs: list[Path], labels: list[str]) -> tuple[pd.DataFrame, dict[str, f
     return pd.concat(frames, ignore_index=True), confidence
 
 
-VERDICT_COLUMNS = ["run", "world", *verdicts.COLUMNS]
+VERDICT_COLUMNS = ["run", "world", *verdicts.COLUMNS, "claim_alpha"]
 """verdicts.csv: one row per declared hypothesis of a confirmatory run, its decisions.csv row as
-written (estimate: how effect and interval were made, stagewise where the test stopped)"""
+written (estimate: how effect and interval were made, stagewise where the test stopped), and
+the α its run spends on each kind of claim (methods.json), which an equivalence's interval reads"""
 
 
 def leaderboard(runs: list[Path], labels: list[str]) -> pd.DataFrame:
@@ -132,7 +133,11 @@ def leaderboard(runs: list[Path], labels: list[str]) -> pd.DataFrame:
                 f"run {run}: {stats_dir(run) / 'decisions.csv'} lacks the columns {lacks} "
                 "(written by an older dtpe: rerun its stats step)"
             )
-        frames.append(decided.assign(run=label, world=design["world"])[VERDICT_COLUMNS])
+        methods = json.loads((stats_dir(run) / "methods.json").read_text())
+        decided = decided.assign(
+            run=label, world=design["world"], claim_alpha=methods["claim_alpha"]
+        )
+        frames.append(decided[VERDICT_COLUMNS])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=VERDICT_COLUMNS)
 
 
@@ -150,6 +155,7 @@ def shared(runs: list[Path], labels: list[str], decided: pd.DataFrame) -> pd.Dat
 
 
 def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
+    said = [verdict_words.stated(row, row.claim_alpha) for row in table.itertuples()]
     shown = pd.DataFrame(
         {
             "World": table.world,
@@ -157,11 +163,8 @@ def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
             "a vs b": table.a + " vs " + table.b,
             "Grids": table.endpoint.str.replace("+", ", "),
             "Verdict": table.outcome,
-            "a − b (pp) [CI]": [
-                with_interval(*cells, sign="+")
-                for cells in zip(table.effect_pct, table.ci_low_pct, table.ci_high_pct)
-            ],
-            "CI level": [verdict_words.levels([c]) for c in table.ci_level],
+            "a − b (pp) [CI]": [stated[0] for stated in said],
+            "CI level": [stated[1] for stated in said],
             "Estimate": table.estimate,
             "Seeds a + b": [f"{a} + {b}" for a, b in zip(table.seeds_a, table.seeds_b)],
             "Stable": table.stable.map(lambda x: f"{x:.2f}"),
@@ -178,9 +181,11 @@ def leaderboard_markdown(table: pd.DataFrame, shared: pd.DataFrame) -> str:
         "Every declared hypothesis of every confirmatory run, as its own decisions table has it "
         "(the benchmark's verdicts; exploratory runs decide nothing and are left out). a − b: "
         "the difference of per-seed success averaged over the grids, in points, with its "
-        "interval at 1 − the α its rejection was tested at (the run's claims' α over its "
-        "hypotheses; ci_level in verdicts.csv); stagewise median-unbiased where a sequential "
-        "test stopped. Stable: the share of 100 seeds of the test's randomness giving the same "
+        "interval at the level its verdict was tested at: an equivalence's, the two one-sided "
+        "tests' 1 − 2α (α the run's for each kind of claim, claim_alpha in verdicts.csv); any "
+        "other's, 1 − the α its rejection was tested at (the run's claims' α over its "
+        "hypotheses; ci_level), stagewise median-unbiased where a sequential test stopped. "
+        "Stable: the share of 100 seeds of the test's randomness giving the same "
         f"verdict. {tables.FRAGILITY} Shared layouts: per other run of the world that shares "
         "any, the run's training layouts and its endpoint's played suite layouts that it holds "
         "too, by content (grid, start and heading), and in brackets by grid alone "

@@ -22,19 +22,14 @@ def sentence(row, methods: dict) -> str:
     """One decisions row (a namedtuple or Series) in words; `methods` the run's methods.json
     (the alpha each kind of claim spends)."""
     seeds = f"{row.seeds_a} + {row.seeds_b} seeds"
-    ci = f"{_level(row.ci_level)} CI"
-    shown = with_interval(row.effect_pct, row.ci_low_pct, row.ci_high_pct, sign="+")
+    shown, level = stated(row, methods["claim_alpha"])
     if row.outcome in ("a > b", "a < b"):
         side = "above" if row.outcome == "a > b" else "below"
-        return f"{row.a} {side} {row.b} (tested against 0): {shown} points [{ci}], {seeds}"
+        return f"{row.a} {side} {row.b} (tested against 0): {shown} points [{level}], {seeds}"
     if str(row.outcome).startswith("equivalent"):
-        level = _level(1 - 2 * methods["claim_alpha"])
-        tost = with_interval(
-            row.effect_pct, row.equivalence_low_pct, row.equivalence_high_pct, sign="+"
-        )
         return (
-            f"{row.a} and {row.b} within ±{row.margin_pct:g} (two one-sided tests): {tost} "
-            f"points [{level} interval], {seeds}"
+            f"{row.a} and {row.b} within ±{row.margin_pct:g} (two one-sided tests): {shown} "
+            f"points [{level}], {seeds}"
         )
     if row.outcome == verdicts.UNDECIDED:
         short = (
@@ -43,8 +38,20 @@ def sentence(row, methods: dict) -> str:
             else "neither rejected nor within "
             + ("the margin" if math.isnan(row.margin_pct) else f"±{row.margin_pct:g}")
         )
-        return f"{row.a} vs {row.b} undecided: {seeds}, {short}; {shown} points [{ci}]"
+        return f"{row.a} vs {row.b} undecided: {seeds}, {short}; {shown} points [{level}]"
     return f"{row.a} vs {row.b} open after interim {row.interim}: {seeds} so far"
+
+
+def stated(row, claim_alpha: float) -> tuple[str, str]:
+    """The difference and interval a decisions row's verdict is stated with, and the interval's
+    level in words: an equivalence's TOST (1 − 2α) interval, any other outcome's CI at its
+    ci_level; `claim_alpha` the run's α for each kind of claim (methods.json)."""
+    if str(row.outcome).startswith("equivalent"):
+        low, high = row.equivalence_low_pct, row.equivalence_high_pct
+        level = f"{_level(1 - 2 * claim_alpha)} interval"
+    else:
+        low, high, level = row.ci_low_pct, row.ci_high_pct, f"{_level(row.ci_level)} CI"
+    return with_interval(row.effect_pct, low, high, sign="+"), level
 
 
 def _level(confidence: float) -> str:
