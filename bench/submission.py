@@ -41,19 +41,22 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str]) -> tuple[list[tuple[float, str]], float, float, int]:
+def timed(command: list[str]) -> tuple[list[tuple[float, str]], float, float, int, bool]:
     """The command's `submit:` lines with the seconds since its start at which each came, its
-    wall and core seconds, and its exit status; its output is passed through."""
+    wall and core seconds, its exit status, and whether it stopped for the overlay's commit
+    (that request is the line after the `submit:` one); its output is passed through."""
     started, cpu = time.perf_counter(), children_cpu()
-    lines = []
+    lines, asks_commit = [], False
     with subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     ) as proc:
         for line in proc.stdout:
             sys.stdout.write(line)
+            asks_commit |= "commit it as written" in line
             if line.startswith("submit:"):
                 lines.append((time.perf_counter() - started, line.strip()))
-    return lines, time.perf_counter() - started, children_cpu() - cpu, proc.returncode
+    wall, core = time.perf_counter() - started, children_cpu() - cpu
+    return lines, wall, core, proc.returncode, asks_commit
 
 
 def model_seconds(run: Path, models: list[str]) -> float:
@@ -109,12 +112,15 @@ def main() -> None:
         sys.executable, "-m", "dtpe", "submit", "--variant", args.variant, "--test", args.test,
         "--cores", str(args.cores),
     ]  # fmt: skip
-    lines, wall, cpu, status = timed(command)
+    lines, wall, cpu, status, asks_commit = timed(command)
     if status != 0:
         sys.exit(f"dtpe submit stopped (exit {status})")
     overlay = ROOT / f"params-{submission.name(args.variant, base)}.yaml"
-    if any("commit it as written" in line for _, line in lines):
-        print(f"\nthe overlay {overlay.name} is written: commit it, then run the bench again")
+    if asks_commit:
+        print(
+            f"\nthe overlay {overlay.name} is written ({wall:.0f} s wall, {cpu:.0f} core-s): "
+            "commit it, then run the bench again"
+        )
         return
     run = ROOT / p.leaderboard.submissions / submission.name(args.variant, base)
     mine_params = params.load(overlay)
